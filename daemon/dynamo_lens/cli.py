@@ -1,0 +1,152 @@
+"""``dynamo-lens``: ``check`` files or folders from the command line (for CI and code scanning),
+``doctor`` the interpreter, ``serve`` the language server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import ALL_CHECKS, load
+from .engine import Engine, FileResult, iter_python_files
+from .findings import Severity
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def find_root(paths: Sequence[Path]) -> Path:
+    """The nearest folder with a pyproject.toml at or above the first path."""
+    start = paths[0].resolve() if paths else Path.cwd()
+    here = start if start.is_dir() else start.parent
+    for cand in (here, *here.parents):
+        if (cand / "pyproject.toml").is_file():
+            return cand
+    return here
+
+
+def _checks(value: str) -> list[str]:
+    items = [c.strip() for c in value.split(",") if c.strip()]
+    if items == ["all"]:
+        return list(ALL_CHECKS)
+    bad = [c for c in items if c not in ALL_CHECKS]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(
+            f"unknown check(s) {', '.join(bad) or '(none)'}; choose from {', '.join(ALL_CHECKS)}"
+        )
+    return items
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dynamo-lens", description=__doc__)
+    p.add_argument("--version", action="version", version=f"dynamo-lens {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="analyse files or folders and print findings")
+    c.add_argument("paths", nargs="+", type=Path)
+    c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    c.add_argument("--checks", type=_checks, default=None,
+                   help=f"comma list of {', '.join(ALL_CHECKS)} (default: all)")
+    c.add_argument("--device", action="append", dest="devices", default=None,
+                   help="cpu, cuda, cuda:N or auto (repeatable; default: cpu and every CUDA device)")
+    c.add_argument("--timeout", type=float, default=None, help="seconds per target")
+    c.add_argument("--backend", default=None, help="torch.compile backend (default inductor)")
+    c.add_argument("--root", type=Path, default=None, help="workspace root (default: nearest "
+                   "folder with a pyproject.toml)")
+    c.add_argument("--output", "-o", type=Path, default=None, help="write the report here")
+    c.add_argument("--verbose", "-v", action="store_true", help="explanations, hints, call chains")
+    d = sub.add_parser("doctor", help="say whether this interpreter can run the worker")
+    d.add_argument("--json", action="store_true")
+    return p
+
+
+def _doctor(as_json: bool) -> int:
+    import importlib.util
+
+    info: dict[str, Any] = {"python": sys.executable, "version": platform.python_version()}
+    missing = [m for m in ("torch", "msgpack") if importlib.util.find_spec(m) is None]
+    info["missing"] = missing
+    info["torch"] = None
+    if "torch" not in missing:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            info["torch"] = version("torch")
+        except PackageNotFoundError:
+            info["torch"] = "unknown"
+    if as_json:
+        print(json.dumps(info))
+    else:
+        print(f"python {info['version']} at {info['python']}")
+        print(f"torch {info['torch'] or 'MISSING'}")
+        if missing:
+            print(f"missing: {', '.join(missing)}")
+    return EXIT_CLEAN
+
+
+def _check(args: argparse.Namespace) -> int:
+    root = (args.root or find_root(args.paths)).resolve()
+    overrides: dict[str, Any] = {}
+    if args.checks is not None:
+        overrides["checks"] = args.checks
+    if args.devices:
+        overrides["devices"] = args.devices
+    if args.timeout is not None:
+        overrides["timeout"] = args.timeout
+    if args.backend:
+        overrides["backend"] = args.backend
+    cfg, problems = load(root, overrides)
+    for prob in problems:
+        print(f"dynamo-lens: {prob}", file=sys.stderr)
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_ERROR
+    files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes)))
+    log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None
+    results: list[FileResult] = []
+    env: dict[str, Any] = {"config": cfg.fingerprint()}
+    with Engine(root, cfg, on_log=log) as engine:
+        for f in files:
+            results.append(engine.analyze_file(f))
+        if any(r.ran for r in results):
+            env.update(engine.environment())
+    if args.format == "json":
+        from .report import jsonout
+
+        text = jsonout.render(results, env)
+    elif args.format == "sarif":
+        from .report import sarif
+
+        text = sarif.render(results, root)
+    else:
+        from .report import text as textout
+
+        text = textout.render(results, root, verbose=args.verbose)
+    if args.output:
+        args.output.write_text(text + "\n")
+    else:
+        print(text)
+    worst = max((f.severity.rank for r in results for f in r.all_findings()), default=-1)
+    return EXIT_FINDINGS if worst >= Severity.WARNING.rank else EXIT_CLEAN
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        if args.command == "doctor":
+            return _doctor(args.json)
+        return _check(args)
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

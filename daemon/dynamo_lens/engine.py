@@ -1,0 +1,351 @@
+"""Analysis of files: what the CLI and the daemon call. Knows nothing of LSP or of torch.
+
+For one file: read and parse it here (bad bytes and syntax errors need no user code), then ask
+a worker to import it and list its units, then analyse each unit in its own job, so that a
+unit that hangs or kills its worker costs only itself: its error is reported and the next unit
+runs in a replacement worker.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import os
+import re
+import time
+import tokenize
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import ALL_CHECKS, Config
+from .errors import error_at, error_from_death
+from .findings import Finding, TargetReport
+from .locate import Workspace
+from .workerpool import (
+    CancelToken,
+    JobCancelled,
+    JobFailed,
+    WorkerDied,
+    WorkerPool,
+    default_python,
+)
+
+LogFn = Callable[[str], None]
+ProgressFn = Callable[[dict[str, Any]], None]
+_EXAMPLE_DEF = re.compile(rb"^def\s+compile_example\w*\s*\(", re.M)
+_CLASS_DEF = re.compile(rb"^class\s+\w+\s*\(", re.M)
+
+_DEATH_HINTS = {
+    "timeout": "Look for an endless loop or a blocking call on that line; raise "
+    "`timeout` in [tool.dynamo-lens] if the model is just slow.",
+    "memory": "The inputs or the model are too large for analysis; use smaller example inputs "
+    "or raise `memory-limit-mb`.",
+    "crash": "A C extension or custom op crashed the process; run the example without "
+    "torch.compile to see whether eager crashes too.",
+    "exit": "Code that runs at import or in forward should not end the process.",
+}
+
+
+@dataclass
+class FileResult:
+    path: str
+    content_hash: str
+    reports: list[TargetReport] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # file-level: syntax, import errors
+    imports: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    ran: bool = False  # whether any user code ran
+    duration: float = 0.0
+
+    def all_findings(self) -> list[Finding]:
+        out = list(self.findings)
+        for r in self.reports:
+            out.extend(r.findings)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "content_hash": self.content_hash,
+            "reports": [r.to_dict() for r in self.reports],
+            "findings": [f.to_dict() for f in self.findings],
+            "imports": list(self.imports),
+            "cancelled": self.cancelled,
+            "ran": self.ran,
+            "duration": self.duration,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FileResult:
+        return cls(
+            path=d["path"],
+            content_hash=d.get("content_hash", ""),
+            reports=[TargetReport.from_dict(r) for r in d.get("reports", [])],
+            findings=[Finding.from_dict(f) for f in d.get("findings", [])],
+            imports=list(d.get("imports", [])),
+            cancelled=bool(d.get("cancelled", False)),
+            ran=bool(d.get("ran", False)),
+            duration=float(d.get("duration", 0.0)),
+        )
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode_source(path: str, data: bytes) -> tuple[str | None, Finding | None]:
+    """Text of a Python file per PEP 263, or an error finding on the first bad byte."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return None, error_at(path, 1, f"Cannot read this file: {exc}")
+    try:
+        return data.decode(encoding), None
+    except (UnicodeDecodeError, LookupError) as exc:
+        start = getattr(exc, "start", 0)
+        line = data[:start].count(b"\n") + 1
+        col = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        bad = data[start : start + 1].hex()
+        return None, error_at(
+            path,
+            line,
+            f"This file is not valid {encoding}: byte 0x{bad} at line {line}, column {col}",
+            explanation="Python reads source files as UTF-8 unless a coding declaration "
+            "(`# -*- coding: latin-1 -*-`) says otherwise; no code from this file was run.",
+            hints=["Re-save the file as UTF-8, or add a coding declaration on line 1 or 2."],
+            column=col,
+            end_column=col + 1,
+        )
+
+
+def syntax_error(path: str, text: str) -> Finding | None:
+    try:
+        ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = exc.offset or 1
+        end_col = getattr(exc, "end_offset", None)
+        end_line = getattr(exc, "end_lineno", None) or line
+        return error_at(
+            path,
+            line,
+            f"SyntaxError: {exc.msg}",
+            explanation="The file does not parse, so nothing in it was analysed.",
+            column=col,
+            end_column=end_col if end_col and end_line == line and end_col > col else col + 1,
+        )
+    except ValueError as exc:  # e.g. null bytes
+        return error_at(path, 1, f"Cannot parse this file: {exc}")
+    return None
+
+
+def might_have_targets(data: bytes, config_targets: Sequence[str], guess: bool) -> bool:
+    """Cheap filter so files with nothing to compile never start user code."""
+    if config_targets or _EXAMPLE_DEF.search(data):
+        return True
+    return guess and b"Module" in data and bool(_CLASS_DEF.search(data))
+
+
+def iter_python_files(paths: Iterable[Path], excludes: Sequence[str]) -> Iterator[Path]:
+    ex = set(excludes)
+    for p in paths:
+        if p.is_file():
+            yield p.resolve()
+            continue
+        for dirpath, dirnames, filenames in os.walk(p):
+            dirnames[:] = sorted(d for d in dirnames if d not in ex and not d.startswith("."))
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    yield Path(dirpath, name).resolve()
+
+
+class Engine:
+    def __init__(
+        self,
+        root: Path,
+        config: Config,
+        *,
+        python: str | None = None,
+        on_log: LogFn | None = None,
+        on_restart: Callable[[str], None] | None = None,
+    ) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.config = config
+        self.workspace = Workspace(self.root, config.excludes)
+        self._log = on_log or (lambda _m: None)
+        self.pool = WorkerPool(
+            python or default_python(),
+            self.root,
+            size=config.workers,
+            on_log=lambda line: self._log(f"[user output] {line}"),
+            memory_limit_mb=config.memory_limit_mb,
+            on_restart=on_restart,
+        )
+        self._started = False
+
+    def start(self) -> None:
+        if not self._started:
+            self._started = True
+            self.pool.start()
+
+    def environment(self, timeout: float = 300.0) -> dict[str, Any]:
+        self.start()
+        return self.pool.environment(timeout)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Engine:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _config_targets(self, path: Path) -> list[str]:
+        out = []
+        for t in self.config.targets:
+            file_part, _, name = t.rpartition(":")
+            if file_part and name and (self.root / file_part).resolve() == path:
+                out.append(t)
+        return out
+
+    def analyze_file(
+        self,
+        path: Path,
+        checks: Sequence[str] | None = None,
+        *,
+        cancel: CancelToken | None = None,
+        on_progress: ProgressFn | None = None,
+        devices: Sequence[str] | None = None,
+        mode: str | None = None,
+        dynamic: bool | None | str = "config",
+        only_target: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> FileResult:
+        t0 = time.monotonic()
+        path = Path(os.path.realpath(path))
+        checks = [c for c in (checks or self.config.checks) if c in ALL_CHECKS]
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return FileResult(
+                str(path), "", findings=[error_at(str(path), 1, f"Cannot read file: {exc}")]
+            )
+        result = FileResult(str(path), content_hash(data))
+        text, bad = decode_source(str(path), data)
+        if bad is None and text is not None:
+            bad = syntax_error(str(path), text)
+        if bad is not None:
+            result.findings.append(bad)
+            result.duration = time.monotonic() - t0
+            return result
+        config_targets = self._config_targets(path)
+        if not checks or not might_have_targets(data, config_targets, self.config.guess_targets):
+            result.duration = time.monotonic() - t0
+            return result
+        self.start()
+        base = {
+            "root": str(self.root),
+            "path": str(path),
+            "config": self.config.to_dict(),
+            "config_targets": config_targets,
+        }
+        result.ran = True
+        try:
+            found = self._job("discover", base, path, 1, None, cancel, on_progress)
+        except JobCancelled:
+            result.cancelled = True
+            return result
+        if isinstance(found, Finding):
+            result.findings.append(found)
+            return result
+        result.findings += [Finding.from_dict(f) for f in found.get("findings", [])]
+        result.imports = list(found.get("imports", []))
+        units = found.get("units", [])
+        if only_target is not None:
+            units = [u for u in units if only_target in (u["name"], u["attr"])
+                     or only_target.startswith(u["name"] + "[")]
+        for unit in units:
+            if cancel is not None and cancel.cancelled:
+                result.cancelled = True
+                break
+            params = dict(base, unit=unit, checks=checks, **(extra or {}))
+            if devices:
+                params["devices"] = list(devices)
+            if mode:
+                params["mode"] = mode
+            if dynamic != "config":
+                params["dynamic"] = dynamic
+            try:
+                out = self._job("analyze", params, Path(unit["path"]), unit["line"],
+                                unit["name"], cancel, on_progress)
+            except JobCancelled:
+                result.cancelled = True
+                break
+            if isinstance(out, Finding):
+                result.findings.append(out)
+                continue
+            reports = [TargetReport.from_dict(r) for r in out.get("reports", [])]
+            if only_target is not None and "[" in only_target:
+                reports = [r for r in reports if r.target.endswith("::" + only_target)]
+            for r in reports:
+                r.content_hash = result.content_hash
+            result.reports += reports
+            result.findings += [Finding.from_dict(f) for f in out.get("findings", [])]
+        result.duration = time.monotonic() - t0
+        return result
+
+    def _job(
+        self,
+        op: str,
+        params: dict[str, Any],
+        path: Path,
+        line: int,
+        target: str | None,
+        cancel: CancelToken | None,
+        on_progress: ProgressFn | None,
+    ) -> dict[str, Any] | Finding:
+        t0 = time.monotonic()
+        what = f"{op} {path.name}" + (f"::{target}" if target else "")
+
+        def output(lines: list[str]) -> None:
+            if lines:
+                self._log(f"{what}: user code printed {len(lines)} line(s)")
+
+        try:
+            out = self.pool.run(
+                op,
+                params,
+                timeout=self.config.timeout,
+                cancel=cancel,
+                on_progress=on_progress,
+                on_output=output,
+            )
+            self._log(f"{what}: {time.monotonic() - t0:.2f} s")
+            return out
+        except WorkerDied as died:
+            self._log(f"{what}: worker died ({died.reason}): {died.message}; restarting it")
+            tail = "\n".join(died.output[-10:])
+            return error_from_death(
+                died.dump,
+                self.workspace,
+                str(path),
+                line,
+                f"Analysis stopped: {died.message}",
+                explanation=(f"Last output of user code:\n{tail}" if tail else ""),
+                hints=[_DEATH_HINTS.get(died.reason, "")] if died.reason in _DEATH_HINTS else [],
+                target=target,
+            )
+        except JobFailed as failed:
+            self._log(f"{what}: internal error: {failed.error.get('traceback', failed)}")
+            return error_at(
+                str(path),
+                line,
+                f"Dynamo Lens internal error while analysing: {failed}",
+                explanation=str(failed.error.get("traceback", "")),
+                target=target,
+            )

@@ -1,0 +1,252 @@
+"""Map stack frames to workspace source ranges. Pure Python: used by the worker and the parent.
+
+Torch often gives only a line; the column range comes from the source's AST: the expression on
+that line that best matches what the finding is about.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .findings import Frame
+
+_RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+?)_at_\d+$")
+_LIBRARY_PARTS = ("site-packages", "dist-packages", f"{os.sep}lib{os.sep}python")
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int
+    column: int  # 1-based
+    end_line: int
+    end_column: int  # 1-based, exclusive
+
+
+def clean_function_name(name: str) -> str:
+    """Dynamo's resume functions (``torch_dynamo_resume_in_f_at_9``) are really ``f``."""
+    m = _RESUME_RE.match(name)
+    return m.group(1) if m else name
+
+
+class Workspace:
+    """Decides which files are the user's: under the root and not a library or venv."""
+
+    def __init__(self, root: Path, excludes: Iterable[str] = ()) -> None:
+        self.root = Path(os.path.realpath(root))
+        self._excludes = tuple(excludes)
+
+    def contains(self, path: str | os.PathLike[str]) -> bool:
+        if not path or str(path).startswith("<"):
+            return False
+        try:
+            real = Path(os.path.realpath(path))
+            rel = real.relative_to(self.root)
+        except (ValueError, OSError):
+            return False
+        if any(p in str(real) for p in _LIBRARY_PARTS):
+            return False
+        return not any(part in self._excludes for part in rel.parts)
+
+    def user_frames(self, frames: Sequence[Frame]) -> list[Frame]:
+        return [f for f in frames if self.contains(f.path)]
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(path: str, mtime_ns: int) -> tuple[ast.AST | None, tuple[str, ...]]:
+    try:
+        data = Path(path).read_bytes()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None, ()
+    lines = tuple(text.splitlines())
+    try:
+        return ast.parse(text, filename=path), lines
+    except (SyntaxError, ValueError):
+        return None, lines
+
+
+def parse_file(path: str) -> tuple[ast.AST | None, tuple[str, ...]]:
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except OSError:
+        return None, ()
+    return _parse(os.path.realpath(path), mtime)
+
+
+def source_line(path: str, line: int) -> str:
+    _, lines = parse_file(path)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def _span(node: ast.AST) -> Span:
+    line = getattr(node, "lineno", 1)
+    end_line = getattr(node, "end_lineno", None) or line
+    col = getattr(node, "col_offset", 0)
+    end_col = getattr(node, "end_col_offset", None)
+    if end_col is None:
+        end_col = col + 1
+    return Span(line, col + 1, end_line, end_col + 1)
+
+
+def _line_span(lines: Sequence[str], line: int) -> Span:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    stripped = text.split("#", 1)[0].rstrip() if "#" in text else text.rstrip()
+    start = len(text) - len(text.lstrip())
+    end = max(len(stripped), start + 1)
+    return Span(line, start + 1, line, end + 1)
+
+
+def _statement_focus(stmt: ast.stmt) -> ast.AST:
+    """The part of a statement a squiggle should cover: the test, the iterable, the value."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return stmt.test
+    if isinstance(stmt, ast.Assert):
+        return stmt.test
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return stmt.iter
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
+        return stmt.value
+    if isinstance(stmt, (ast.Return, ast.Expr)) and stmt.value is not None:
+        return stmt.value
+    if isinstance(stmt, (ast.With, ast.AsyncWith)) and stmt.items:
+        return stmt.items[0].context_expr
+    return stmt
+
+
+_HEADER_STMTS = (
+    ast.If,
+    ast.While,
+    ast.For,
+    ast.AsyncFor,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
+
+
+def _innermost_statement(tree: ast.AST, line: int) -> ast.stmt | None:
+    best: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        start = node.lineno
+        end = node.end_lineno or start
+        if isinstance(node, _HEADER_STMTS):
+            # A compound statement "is on" a line only through its header.
+            body = getattr(node, "body", None)
+            end = body[0].lineno - 1 if body else end
+            end = max(end, start)
+        if start <= line <= end and (best is None or start >= best.lineno):
+            best = node
+    return best
+
+
+def expression_span(path: str, line: int, hint: str | None = None) -> Span:
+    """The range on ``line`` to underline.
+
+    ``hint`` names what the finding is about (an attribute such as ``item``, a callee such as
+    ``print``); the smallest matching call or attribute on the line wins. Otherwise the focus
+    of the innermost statement on the line, else the line's text without indentation.
+    """
+    tree, lines = parse_file(path)
+    if tree is None:
+        return _line_span(lines, line)
+    if hint:
+        matches: list[ast.AST] = []
+        for node in ast.walk(tree):
+            if getattr(node, "lineno", None) != line:
+                continue
+            if isinstance(node, ast.Call):
+                fn = node.func
+                name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", None)
+                if name == hint:
+                    matches.append(node)
+            elif isinstance(node, ast.Name) and node.id == hint:
+                matches.append(node)
+        if matches:
+            return _span(min(matches, key=lambda n: _width(_span(n))))
+    stmt = _innermost_statement(tree, line)
+    if stmt is None:
+        return _line_span(lines, line)
+    span = _span(_statement_focus(stmt))
+    if span.line != line:
+        return _line_span(lines, line)
+    return span
+
+
+def _width(s: Span) -> int:
+    return (s.end_line - s.line) * 10_000 + (s.end_column - s.column)
+
+
+def parameter_span(path: str, def_line: int, param: str | None) -> Span:
+    """The range of ``param`` in the signature of the function defined at ``def_line``."""
+    tree, lines = parse_file(path)
+    if tree is not None:
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.lineno == def_line
+            ):
+                if param:
+                    a = node.args
+                    for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+                        if arg is not None and arg.arg == param:
+                            return _span(arg)
+                return name_span(path, def_line, node.name)
+    return _line_span(lines, def_line)
+
+
+def name_span(path: str, line: int, name: str) -> Span:
+    """The range of the identifier ``name`` on ``line`` (a def/class name), else the line."""
+    text = source_line(path, line)
+    m = re.search(rf"\b{re.escape(name)}\b", text)
+    if m:
+        return Span(line, m.start() + 1, line, m.end() + 1)
+    _, lines = parse_file(path)
+    return _line_span(lines, line)
+
+
+def definition_line(path: str, qualname: str) -> int | None:
+    """Line of ``def``/``class`` for a dotted qualified name in ``path``."""
+    tree, _ = parse_file(path)
+    if tree is None:
+        return None
+    parts = qualname.split(".")
+    body: list[ast.stmt] = list(getattr(tree, "body", []))
+    node: ast.AST | None = None
+    for part in parts:
+        node = next(
+            (
+                n
+                for n in body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and n.name == part
+            ),
+            None,
+        )
+        if node is None:
+            return None
+        body = list(getattr(node, "body", []))
+    return getattr(node, "lineno", None)
+
+
+def frame_at(path: str, line: int, name: str = "", hint: str | None = None) -> Frame:
+    span = expression_span(path, line, hint)
+    return Frame(
+        path=path,
+        line=line,
+        name=clean_function_name(name),
+        column=span.column,
+        end_line=span.end_line,
+        end_column=span.end_column,
+        code=source_line(path, line).strip(),
+    )

@@ -1,0 +1,101 @@
+"""SARIF 2.1.0 as GitHub code scanning accepts it: one run, rules per kind or graph-break id."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import dynamo_lens
+
+from ..engine import FileResult
+from ..findings import Finding, Severity
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFORMATION: "note",
+    Severity.HINT: "note",
+}
+
+
+def _rule_id(f: Finding) -> str:
+    return f.gb_id or f"dynamo-lens/{f.kind.value}"
+
+
+def _uri(path: str, root: Path) -> str:
+    try:
+        return Path(os.path.relpath(path, root)).as_posix()
+    except ValueError:
+        return Path(path).as_uri()
+
+
+def _location(path: str, line: int, col: int, end_line: int, end_col: int, root: Path) -> dict[str, Any]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": _uri(path, root), "uriBaseId": "%SRCROOT%"},
+            "region": {
+                "startLine": line,
+                "startColumn": max(col, 1),
+                "endLine": max(end_line, line),
+                "endColumn": max(end_col, col + 1),
+            },
+        }
+    }
+
+
+def document(results: list[FileResult], root: Path) -> dict[str, Any]:
+    rules: dict[str, dict[str, Any]] = {}
+    out_results = []
+    for res in results:
+        for f in res.all_findings():
+            rid = _rule_id(f)
+            if rid not in rules:
+                rule: dict[str, Any] = {
+                    "id": rid,
+                    "name": (f.data.get("gb_type") or f.kind.value).replace(" ", "_")[:100],
+                    "shortDescription": {"text": f.data.get("gb_type") or f.kind.value},
+                    "defaultConfiguration": {"level": _LEVEL[f.severity]},
+                }
+                if f.doc_url:
+                    rule["helpUri"] = f.doc_url
+                rules[rid] = rule
+            r: dict[str, Any] = {
+                "ruleId": rid,
+                "level": _LEVEL[f.severity],
+                "message": {"text": f.message + (f"\n{f.explanation}" if f.explanation else "")},
+                "locations": [_location(f.path, f.line, f.column, f.end_line, f.end_column, root)],
+                "properties": {"kind": f.kind.value, "target": f.target, "device": f.device},
+            }
+            if len(f.stack) > 1:
+                r["relatedLocations"] = [
+                    {**_location(fr.path, fr.line, fr.column or 1, fr.end_line or fr.line,
+                                 fr.end_column or (fr.column or 1) + 1, root),
+                     "id": i, "message": {"text": f"called from {fr.name or 'here'}"}}
+                    for i, fr in enumerate(f.stack[:-1])
+                ]
+            out_results.append(r)
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "dynamo-lens",
+                        "version": dynamo_lens.__version__,
+                        "informationUri": "https://github.com/dynamo-lens/dynamo-lens",
+                        "rules": list(rules.values()),
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}},
+                "results": out_results,
+            }
+        ],
+    }
+
+
+def render(results: list[FileResult], root: Path) -> str:
+    return json.dumps(document(results, root), indent=2)

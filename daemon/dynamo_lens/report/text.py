@@ -1,0 +1,49 @@
+"""Compiler-style text: ``path:line:col: severity: message [GBxxxx]`` plus a summary."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..engine import FileResult
+from ..findings import Finding
+
+
+def _rel(path: str, root: Path) -> str:
+    try:
+        return os.path.relpath(path, root)
+    except ValueError:
+        return path
+
+
+def line_for(f: Finding, root: Path) -> str:
+    code = f" [{f.gb_id}]" if f.gb_id else ""
+    where = f" ({f.device})" if f.device else ""
+    return f"{_rel(f.path, root)}:{f.line}:{f.column}: {f.severity.value}: {f.message}{code}{where}"
+
+
+def render(results: list[FileResult], root: Path, verbose: bool = False) -> str:
+    out: list[str] = []
+    count = 0
+    for res in results:
+        for f in sorted(res.all_findings(), key=lambda f: (f.path, f.line, f.column)):
+            count += 1
+            out.append(line_for(f, root))
+            if verbose:
+                if f.explanation:
+                    out.append(f"    {f.explanation}")
+                out.extend(f"    hint: {h}" for h in f.hints)
+                for fr in f.stack[:-1]:
+                    out.append(f"    via {_rel(fr.path, root)}:{fr.line} in {fr.name}")
+        for rep in res.reports:
+            for t in rep.timings:
+                be = f"{t.break_even_calls:.0f}" if t.break_even_calls is not None else "never"
+                small = " (inputs too small to predict real use)" if t.small_inputs else ""
+                out.append(
+                    f"{rep.target} [{t.device}]: eager {t.eager_median * 1e3:.3f} ms, "
+                    f"compiled {t.compiled_median * 1e3:.3f} ms, speedup {t.speedup:.2f}x, "
+                    f"cold compile {t.cold_compile:.2f} s, break-even after {be} calls{small}"
+                )
+    targets = sum(len(r.reports) for r in results)
+    out.append(f"{len(results)} file(s), {targets} target(s), {count} finding(s)")
+    return "\n".join(out)

@@ -1,0 +1,341 @@
+"""What the static analysis knows about one module: imports, classes, functions and values.
+
+Values are a tiny lattice (tensor, bool tensor, tuple, module, scalar, ...) that is just precise
+enough for the rules to tell a tensor from a Python number; anything the source does not show
+is UNKNOWN, and rules stay silent on UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from enum import Enum
+
+FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class K(Enum):
+    TENSOR = "tensor"
+    BOOL = "bool_tensor"  # a tensor known to hold booleans (mask)
+    SEQ = "tensors"  # tuple/list of tensors (split, chunk, topk, ...)
+    TUPLE = "tuple"  # a literal tuple with per-element values
+    NDARRAY = "ndarray"  # NumPy value computed from a tensor
+    SCALAR = "scalar"  # known Python non-tensor (number, str, bool, shape, None, ...)
+    MODULE = "module"  # nn.Module instance; calling it gives tensors
+    SELF = "self"  # the instance inside a method
+    LOGGER = "logger"  # logging.Logger
+    FILE = "file"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class V:
+    k: K
+    classes: frozenset[str] = frozenset()  # MODULE/SELF: local class names it may be
+    elts: tuple[V, ...] = ()  # TUPLE elements
+
+    @property
+    def tensor(self) -> bool:
+        return self.k in (K.TENSOR, K.BOOL)
+
+
+TENSOR = V(K.TENSOR)
+BOOL = V(K.BOOL)
+SEQ = V(K.SEQ)
+NDARRAY = V(K.NDARRAY)
+SCALAR = V(K.SCALAR)
+MODULE = V(K.MODULE)
+LOGGER = V(K.LOGGER)
+FILE = V(K.FILE)
+UNKNOWN = V(K.UNKNOWN)
+
+
+def module_of(classes: frozenset[str]) -> V:
+    return V(K.MODULE, classes)
+
+
+def tup(elts: list[V]) -> V:
+    return V(K.TUPLE, elts=tuple(elts))
+
+
+def join(a: V | None, b: V | None) -> V:
+    if a is None:
+        return b if b is not None else UNKNOWN
+    if b is None or a == b:
+        return a
+    if a.tensor and b.tensor:
+        return TENSOR
+    if a.k == b.k == K.MODULE:
+        return module_of(a.classes | b.classes)
+    if a.k == b.k == K.TUPLE and len(a.elts) == len(b.elts):
+        return tup([join(x, y) for x, y in zip(a.elts, b.elts, strict=True)])
+    if {a.k, b.k} <= {K.SEQ, K.TUPLE}:
+        return SEQ if all(e.tensor for v in (a, b) for e in v.elts) else UNKNOWN
+    return UNKNOWN
+
+
+def element(v: V) -> V:
+    """What iterating over or indexing into ``v`` yields."""
+    if v.tensor or v.k == K.SEQ:
+        return TENSOR
+    if v.k == K.MODULE:  # ModuleList / Sequential
+        return v
+    if v.k == K.TUPLE:
+        out: V | None = None
+        for e in v.elts:
+            out = join(out, e)
+        return out or UNKNOWN
+    if v.k in (K.SCALAR, K.NDARRAY):
+        return v
+    return UNKNOWN
+
+
+def unpack(v: V, n: int) -> list[V]:
+    if v.k == K.TUPLE and len(v.elts) == n:
+        return list(v.elts)
+    return [element(v)] * n
+
+
+@dataclass
+class FuncInfo:
+    node: FuncNode
+    qualname: str
+    cls: ClassInfo | None = None  # set for methods
+    parent: FuncInfo | None = None  # enclosing function, for nested defs
+    compiled: bool = False  # decorated with torch.compile
+    disabled: bool = False  # decorated with torch.compiler.disable / torch._dynamo.disable
+    kind: str = "function"  # "function" | "method" | "staticmethod" | "classmethod"
+    nested: dict[str, FuncInfo] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+@dataclass
+class ClassInfo:
+    node: ast.ClassDef
+    qualname: str
+    bases: list[str]  # qualified base names ("torch.nn.Module", "Block", ...)
+    methods: dict[str, FuncInfo] = field(default_factory=dict)
+    is_module: bool = False
+    attrs: dict[str, V] = field(default_factory=dict)  # self.<name> values, from __init__
+    const_attrs: dict[str, object] = field(default_factory=dict)  # never-reassigned constants
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` -> "a.b.c"; None for anything that is not a plain attribute chain."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def import_aliases(stmt: ast.Import | ast.ImportFrom, into: dict[str, str]) -> None:
+    if isinstance(stmt, ast.Import):
+        for a in stmt.names:
+            if a.asname:
+                into[a.asname] = a.name
+            else:
+                root = a.name.split(".")[0]
+                into[root] = root
+    else:
+        if stmt.level or not stmt.module:
+            return  # relative imports: user code in other files, not a library
+        for a in stmt.names:
+            if a.name != "*":
+                into[a.asname or a.name] = f"{stmt.module}.{a.name}"
+
+
+_MODULE_BASES = ("torch.nn.",)
+
+
+class ModuleIndex:
+    """Module-level facts, computed once per source text."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.aliases: dict[str, str] = {}
+        self.functions: dict[str, FuncInfo] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.all_funcs: list[FuncInfo] = []
+        self.globals: dict[str, V] = {}
+        self.global_consts: dict[str, object] = {}
+        self.global_nodes: dict[str, ast.expr] = {}  # last module-level value of each name
+        self.all_classes: list[ClassInfo] = []
+        self._collect(tree)
+        self._classify_modules()
+
+    # ----------------------------------------------------------------------------------------
+    def qualify(self, node: ast.expr, local_aliases: dict[str, str] | None = None) -> str | None:
+        """Resolve an attribute chain through imports: ``F.relu`` -> "torch.nn.functional.relu"."""
+        d = dotted(node)
+        if d is None:
+            return None
+        root, _, rest = d.partition(".")
+        target = (local_aliases or {}).get(root) or self.aliases.get(root)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def _collect(self, tree: ast.Module) -> None:
+        for stmt in tree.body:
+            self._collect_stmt(stmt)
+
+    def _collect_stmt(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            import_aliases(stmt, self.aliases)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fi = self._func(stmt, stmt.name, None, None)
+            self.functions[stmt.name] = fi
+        elif isinstance(stmt, ast.ClassDef):
+            ci = self._class(stmt, stmt.name)
+            self.classes[stmt.name] = ci
+        elif isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                if isinstance(t, ast.Name):
+                    self.global_nodes[t.id] = stmt.value
+                    if isinstance(stmt.value, ast.Constant):
+                        self.global_consts[t.id] = stmt.value.value
+                    else:
+                        self.global_consts.pop(t.id, None)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value:
+            self.global_nodes[stmt.target.id] = stmt.value
+            if isinstance(stmt.value, ast.Constant):
+                self.global_consts[stmt.target.id] = stmt.value.value
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            # try/except ImportError and `if TYPE_CHECKING:` blocks hold imports and defs too.
+            for sub in _sub_bodies(stmt):
+                for s in sub:
+                    self._collect_stmt(s)
+
+    def _func(
+        self, node: FuncNode, qualname: str, cls: ClassInfo | None, parent: FuncInfo | None
+    ) -> FuncInfo:
+        fi = FuncInfo(node, qualname, cls, parent)
+        for dec in node.decorator_list:
+            q = self.qualify(dec.func if isinstance(dec, ast.Call) else dec) or ""
+            bare = dotted(dec.func if isinstance(dec, ast.Call) else dec) or ""
+            if q in ("torch.compile",) or q.endswith("torch.compile"):
+                fi.compiled = True
+            elif q in _DISABLE_DECORATORS:
+                fi.disabled = True
+            elif bare == "staticmethod":
+                fi.kind = "staticmethod"
+            elif bare == "classmethod":
+                fi.kind = "classmethod"
+        if cls is not None and fi.kind == "function":
+            fi.kind = "method"
+        self.all_funcs.append(fi)
+        self._nested(fi, node.body)
+        return fi
+
+    def _nested(self, fi: FuncInfo, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                fi.nested[stmt.name] = self._func(
+                    stmt, f"{fi.qualname}.<locals>.{stmt.name}", None, fi
+                )
+            elif isinstance(stmt, ast.ClassDef):
+                self._class(stmt, f"{fi.qualname}.<locals>.{stmt.name}")
+            else:
+                for sub in _sub_bodies(stmt):
+                    self._nested(fi, sub)
+
+    def _class(self, node: ast.ClassDef, qualname: str) -> ClassInfo:
+        bases = [self.qualify(b) or dotted(b) or "?" for b in node.bases]
+        ci = ClassInfo(node, qualname, bases)
+        self.all_classes.append(ci)
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                ci.methods[stmt.name] = self._func(stmt, f"{qualname}.{stmt.name}", ci, None)
+            elif isinstance(stmt, ast.ClassDef):
+                self._class(stmt, f"{qualname}.{stmt.name}")
+        return ci
+
+    def _classify_modules(self) -> None:
+        # Fixed point over local inheritance: a class is a module if a base is torch.nn.*,
+        # a local module class, or (guess) an unknown external base while it defines forward.
+        changed = True
+        while changed:
+            changed = False
+            for ci in self.all_classes:
+                if ci.is_module:
+                    continue
+                for b in ci.bases:
+                    local = self.classes.get(b)
+                    if (
+                        b.startswith(_MODULE_BASES)
+                        or (local is not None and local.is_module)
+                        or (
+                            local is None
+                            and b not in ("object", "?")
+                            and "forward" in ci.methods
+                            and not b.startswith(("typing.", "enum.", "abc."))
+                        )
+                    ):
+                        ci.is_module = True
+                        changed = True
+                        break
+
+    def mro(self, ci: ClassInfo) -> list[ClassInfo]:
+        out: list[ClassInfo] = []
+        stack = [ci]
+        while stack:
+            c = stack.pop(0)
+            if c in out:
+                continue
+            out.append(c)
+            stack.extend(self.classes[b] for b in c.bases if b in self.classes)
+        return out
+
+    def method(self, ci: ClassInfo, name: str) -> FuncInfo | None:
+        for c in self.mro(ci):
+            m = c.methods.get(name)
+            if m is not None:
+                return m
+        return None
+
+    def class_attr(self, ci: ClassInfo, name: str) -> V | None:
+        for c in self.mro(ci):
+            if name in c.attrs:
+                return c.attrs[name]
+        return None
+
+    def class_const(self, ci: ClassInfo, name: str) -> tuple[bool, object]:
+        for c in self.mro(ci):
+            if name in c.const_attrs:
+                return True, c.const_attrs[name]
+        return False, None
+
+
+_DISABLE_DECORATORS = {
+    "torch.compiler.disable",
+    "torch._dynamo.disable",
+    "torch._disable_dynamo",
+}
+
+
+def _sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    out: list[list[ast.stmt]] = []
+    for name in ("body", "orelse", "finalbody"):
+        b = getattr(stmt, name, None)
+        if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
+            out.append(b)
+    for h in getattr(stmt, "handlers", []) or []:
+        out.append(h.body)
+    for c in getattr(stmt, "cases", []) or []:
+        out.append(c.body)
+    return out
+
+
+def sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    return _sub_bodies(stmt)

@@ -1,0 +1,154 @@
+"""Worker process: ``python -m dynamo_lens.worker``. Runs user code; nothing else does.
+
+Before any user code runs, the protocol pipes (passed as inherited fds) are the only way to
+the parent; fds 1 and 2 both go to the parent's log pipe, so whatever user code prints, from
+Python or C, never touches the protocol. faulthandler writes a traceback to a crash file on a
+fatal signal, on SIGUSR1 (sent by the parent before it kills a hung job) and on ``os._exit``.
+SIGUSR2 cancels the running job.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import sys
+import traceback
+from types import FrameType
+from typing import Any
+
+from ..protocol import Channel, ChannelClosed
+from .cancel import Cancelled
+
+
+_in_job = False
+
+
+def _on_cancel(signum: int, frame: FrameType | None) -> None:
+    if _in_job:
+        raise Cancelled()
+
+
+def _isolate_stdio() -> None:
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = os.fdopen(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = os.fdopen(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+
+
+def _install_crash_reporting(path: str) -> Any:
+    crash = open(path, "w+b", buffering=0)  # noqa: SIM115 - lives as long as the process
+    faulthandler.enable(file=crash, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=crash, all_threads=True, chain=False)
+    real_exit = os._exit
+
+    def exit_hook(code: int) -> None:  # user code calling os._exit: leave a trace first
+        try:
+            crash.write(f"os._exit({code}) called\n".encode())
+            faulthandler.dump_traceback(file=crash, all_threads=False)
+        finally:
+            real_exit(code)
+
+    os._exit = exit_hook  # type: ignore[assignment]
+    return crash
+
+
+def _exit_when_orphaned() -> None:
+    """If the parent dies while user code hangs, nobody would ever read our pipe: go."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os.killpg(os.getpgid(0), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="dynamo-lens-orphan-watch", daemon=True).start()
+
+
+def _no_core_dumps() -> None:
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def main() -> int:
+    fds = os.environ.pop("DYNAMO_LENS_FDS", "")
+    crash_path = os.environ.pop("DYNAMO_LENS_CRASH_FILE", "")
+    if not fds:
+        print("dynamo_lens.worker is started by the daemon or CLI, not by hand", file=sys.stderr)
+        return 2
+    rfd, wfd = (int(x) for x in fds.split(","))
+    chan = Channel(rfd, wfd)
+    _isolate_stdio()
+    crash = _install_crash_reporting(crash_path) if crash_path else None
+    _exit_when_orphaned()
+    _no_core_dumps()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGUSR2, _on_cancel)
+
+    try:
+        from . import jobs  # imports torch: the slow part of starting
+    except BaseException as exc:
+        chan.send({"ev": "fatal", "error": _describe(exc)})
+        return 1
+    chan.send({"ev": "ready", "env": jobs.environment(), "pid": os.getpid()})
+
+    global _in_job
+    while True:
+        try:
+            msg = chan.recv()
+        except ChannelClosed:
+            return 0
+        op = msg.get("op")
+        if op == "shutdown":
+            return 0
+        job_id = msg.get("id")
+        fn = jobs.JOBS.get(str(op))
+        if fn is None:
+            chan.send({"ev": "failed", "id": job_id, "error": {"type": "UnknownOp", "message": str(op)}})
+            continue
+        if crash is not None:
+            crash.seek(0)
+            crash.truncate()
+
+        def progress(**kw: Any) -> None:
+            chan.send({"ev": "progress", "id": job_id, **kw})
+
+        try:
+            _in_job = True
+            result = fn(msg.get("params") or {}, progress)
+            _in_job = False
+            chan.send({"ev": "result", "id": job_id, "result": result})
+        except Cancelled:
+            _in_job = False
+            chan.send({"ev": "cancelled", "id": job_id})
+        except ChannelClosed:
+            return 0
+        except BaseException as exc:  # the job itself broke: report, stay alive
+            _in_job = False
+            chan.send({"ev": "failed", "id": job_id, "error": _describe(exc)})
+        finally:
+            _in_job = False
+            sys.stdout.flush()
+            sys.stderr.flush()
+
+
+def _describe(exc: BaseException) -> dict[str, str]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

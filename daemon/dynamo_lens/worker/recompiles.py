@@ -1,0 +1,394 @@
+"""Recompile risks: run the input variants under Dynamo and explain every recompile.
+
+Each recompile's guard-failure reason comes from the structured trace's compilation metrics
+(never scraped stderr). It is classified (size, dtype, Python value, None-ness, length, ...),
+mapped to the user line the guard came from, and grouped: a group that recompiles again and
+again is a warning; a single size change absorbed by automatic dynamic shapes is information.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..findings import Finding, Kind, Severity
+from ..locate import Workspace, clean_function_name, expression_span, parameter_span, source_line
+from .tracecapture import TraceCapture
+from .usercode import Call, Target
+
+_REASON_RE = re.compile(r"^(?:\d+/\d+:\s*)?(?P<guard>.*?)(?:\s{2,}#\s+(?P<rest>.*))?$", re.S)
+_LOC_RE = re.compile(r"#\s+(?P<tail>\S+?):(?P<line>\d+) in (?P<fn>[\w<>]+)")
+_FILE_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+_SIZE_RE = re.compile(r"tensor '(?P<var>.+?)' size mismatch at index (?P<dim>\d+)\. "
+                      r"expected (?P<exp>\d+), actual (?P<act>\d+)")
+_DTYPE_RE = re.compile(r"tensor '(?P<var>.+?)' dtype mismatch\. expected (?P<exp>\w+), actual "
+                       r"(?P<act>\w+)")
+_TENSOR_META_RE = re.compile(r"tensor '(?P<var>.+?)' (?P<what>[\w ]+?) mismatch")
+_NONE_RE = re.compile(r"^(?P<var>\S+) is (?P<neg>not )?None$")
+_LEN_RE = re.compile(r"^len\((?P<var>.+)\) == (?P<val>\d+)$")
+_VALUE_RE = re.compile(r"^(?P<var>[^\s=<>!]+) == (?P<val>-?[\w.']+)$")
+_SIZE_EXPR_RE = re.compile(r"(?P<var>[\w\[\]'.]+)\.size\(\)\[(?P<dim>\d+)\]")
+
+
+@dataclass
+class Guard:
+    kind: str  # size | size-range | dtype | tensor | none | len | value | attr | guard
+    var: str
+    text: str
+    seen: str | None = None
+    dim: int | None = None
+
+
+def _plain(var: str) -> str:
+    """``L['x']`` -> ``x``; ``L['self'].max_len`` -> ``self.max_len``."""
+    return re.sub(r"[LG]\['([^']+)'\]", r"\1", var)
+
+
+def classify(guard_text: str) -> Guard:
+    g = guard_text.strip()
+    if m := _SIZE_RE.search(g):
+        return Guard("size", _plain(m["var"]), g, m["act"], int(m["dim"]))
+    if m := _DTYPE_RE.search(g):
+        return Guard("dtype", _plain(m["var"]), g, m["act"])
+    if m := _TENSOR_META_RE.search(g):
+        return Guard("tensor", _plain(m["var"]), g, m["what"])
+    if m := _NONE_RE.match(g):
+        return Guard("none", _plain(m["var"]), g, "None" if m["neg"] else "a value")
+    if m := _LEN_RE.match(g):
+        return Guard("len", _plain(m["var"]), g, m["val"])
+    if m := _SIZE_EXPR_RE.search(g):
+        return Guard("size-range", _plain(m["var"]), g, None, int(m["dim"]))
+    if m := _VALUE_RE.match(g):
+        var = _plain(m["var"])
+        return Guard("attr" if "." in var else "value", var, g, m["val"])
+    return Guard("guard", _plain(re.sub(r"\d+", "N", g)), g)
+
+
+@dataclass
+class Recompile:
+    guard: Guard
+    path: str
+    line: int
+    code_name: str
+    first_line: int  # the compiled frame's def line
+    located: bool  # whether the reason named a user line
+
+
+def _resolve_tail(tail: str, line: int, candidates: list[str]) -> str | None:
+    for c in candidates:
+        if c.endswith(tail.lstrip(".")) or Path(c).name == Path(tail).name:
+            text = source_line(c, line)
+            if text:
+                return c
+    return None
+
+
+def parse_recompile(
+    reason: str, metrics: dict[str, Any], candidates: list[str], ws: Workspace
+) -> Recompile:
+    first = reason.strip().splitlines()[0] if reason.strip() else reason
+    m = _REASON_RE.match(first)
+    guard_text = (m["guard"] if m else first).strip()
+    co_file = str(metrics.get("co_filename") or "")
+    co_line = int(metrics.get("co_firstlineno") or 1)
+    co_name = clean_function_name(str(metrics.get("co_name") or ""))
+    path, line, located = co_file, co_line, False
+    fm = _FILE_RE.search(reason)
+    if fm and ws.contains(fm["path"]):
+        path, line, located = fm["path"], int(fm["line"]), True
+    else:
+        lm = _LOC_RE.search(first)
+        if lm:
+            found = _resolve_tail(lm["tail"], int(lm["line"]), [co_file, *candidates])
+            if found:
+                path, line, located = found, int(lm["line"]), True
+    return Recompile(classify(guard_text), path, line, co_name, co_line, located)
+
+
+@dataclass
+class Group:
+    guard: Guard
+    path: str
+    line: int
+    first_line: int
+    located: bool
+    count: int = 0
+    seen: list[str] = field(default_factory=list)
+    limit_hit: bool = False
+
+
+_FIX = {
+    "size": "Mark the dimension dynamic before the first call: "
+    "`torch._dynamo.mark_dynamic({var}, {dim})`, or compile with `dynamic=True`.",
+    "size-range": "Python control flow on a dynamic size specialises the graph: use "
+    "`torch._dynamo.mark_unbacked({var}, {dim})` or make the branch tensor-valued (`torch.where`).",
+    "dtype": "Cast `{var}` to one dtype before the compiled call: each dtype is a separate graph.",
+    "tensor": "Keep `{var}`'s {seen} stable across calls (every change is a new graph).",
+    "none": "Always pass a tensor for `{var}` (for example an all-ones mask) so both cases share "
+    "one graph, or compile the two cases as separate functions.",
+    "len": "Keep the length of `{var}` stable: pad it, or stack the items into one tensor.",
+    "value": "Pass `{var}` as a tensor (`torch.tensor({var})`) instead of a Python number, or "
+    "compile with `dynamic=True`; a Python number used in `range()` or `if` specialises anyway.",
+    "attr": "`{var}` is a Python attribute read in the compiled code and guarded on; keep it "
+    "constant, or store it in a tensor buffer.",
+    "guard": "Keep the guarded value stable across calls.",
+}
+
+
+def _what(g: Guard) -> str:
+    return {
+        "size": f"the size of `{g.var}` at dim {g.dim}",
+        "size-range": f"a branch on the dynamic size `{g.var}.size({g.dim})`",
+        "dtype": f"the dtype of `{g.var}`",
+        "tensor": f"the {g.seen} of `{g.var}`",
+        "none": f"whether `{g.var}` is None",
+        "len": f"the length of `{g.var}`",
+        "value": f"the Python value of `{g.var}`",
+        "attr": f"the attribute `{g.var}`",
+        "guard": f"`{g.text}`",
+    }[g.kind]
+
+
+def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
+    g = group.guard
+    absorbed = g.kind == "size" and group.count == 1 and not group.limit_hit
+    severity = Severity.INFORMATION if absorbed else Severity.WARNING
+    if group.located:
+        span = expression_span(group.path, group.line, "len" if g.kind == "len" else None)
+    else:
+        param = g.var.split(".")[0].split("[")[0]
+        span = parameter_span(group.path, group.first_line, param)
+    seen = ", ".join(dict.fromkeys(group.seen)) if group.seen else ""
+    if absorbed:
+        message = (
+            f"Recompile: {_what(g)} changed ({g.text}); one recompile, "
+            "then automatic dynamic shapes made it dynamic"
+        )
+    else:
+        n = group.count
+        message = f"Recompile risk: {_what(g)} is specialised (`{g.text}`); {n} recompile" + (
+            "s" if n != 1 else ""
+        )
+        if seen and g.kind in ("value", "attr"):
+            message += f" (specialised on {seen})"
+        elif seen:
+            message += f" (new values: {seen})"
+        if group.limit_hit:
+            message += f"; hit the recompile limit of {limit}, later calls fall back to eager"
+    fix = _FIX[g.kind].format(var=g.var, dim=g.dim if g.dim is not None else 0, seen=g.seen)
+    data: dict[str, Any] = {
+        "guard": g.text,
+        "guard_kind": g.kind,
+        "variable": g.var,
+        "recompiles": group.count,
+        "values": list(dict.fromkeys(group.seen)),
+        "limit_hit": group.limit_hit,
+        "source": "variants" if declared else "probes",
+    }
+    if g.kind == "size" and g.dim is not None:
+        data["mark_dynamic"] = {"variable": g.var, "dim": g.dim}
+    return Finding(
+        kind=Kind.RECOMPILE,
+        severity=severity,
+        path=group.path,
+        line=span.line,
+        column=span.column,
+        end_line=span.end_line,
+        end_column=span.end_column,
+        message=message,
+        explanation=(
+            "Dynamo guards on what it specialised while tracing; a call that fails a guard "
+            "compiles again. Input variants " + ("declared in the example" if declared else
+            "probed by perturbing dims and scalars") + " triggered this."
+        ),
+        hints=[fix],
+        target=target,
+        data=data,
+    )
+
+
+@contextlib.contextmanager
+def _recompile_limit(limit: int) -> Iterator[None]:
+    cfg = torch._dynamo.config
+    name = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"
+    old = getattr(cfg, name)
+    setattr(cfg, name, limit)
+    try:
+        yield
+    finally:
+        setattr(cfg, name, old)
+
+
+def _perturb_tensor(t: torch.Tensor, dim: int, k: int) -> torch.Tensor:
+    shape = list(t.shape)
+    shape[dim] += k
+    if t.dtype == torch.bool:
+        return torch.rand(shape, device=t.device) > 0.5
+    if t.is_floating_point() or t.is_complex():
+        return torch.randn(shape, dtype=t.dtype, device=t.device)
+    hi = int(t.max().item()) + 1 if t.numel() else 2
+    lo = int(t.min().item()) if t.numel() else 0
+    return torch.randint(lo, max(hi, lo + 1), shape, dtype=t.dtype, device=t.device)
+
+
+def probe_families(call: Call, n: int, max_families: int = 6) -> list[list[Call]]:
+    """Without declared variants: vary one dim or one Python number at a time."""
+    families: list[list[Call]] = []
+    slots: list[tuple[str | int, Any]] = [(i, a) for i, a in enumerate(call.args)]
+    slots += list(call.kwargs.items())
+
+    def with_value(slot: str | int, value: Any) -> Call:
+        args, kwargs = list(call.args), dict(call.kwargs)
+        if isinstance(slot, int):
+            args[slot] = value
+        else:
+            kwargs[slot] = value
+        return Call(tuple(args), kwargs)
+
+    for slot, value in slots:
+        if isinstance(value, torch.Tensor) and value.dim() >= 1:
+            for d in range(value.dim()):
+                families.append(
+                    [call, *(with_value(slot, _perturb_tensor(value, d, k)) for k in range(1, n + 1))]
+                )
+        elif isinstance(value, int) and not isinstance(value, bool):
+            families.append([call, *(with_value(slot, value + k) for k in range(1, n + 1))])
+        elif isinstance(value, float):
+            families.append([call, *(with_value(slot, value * (1 + 0.5 * k)) for k in range(1, n + 1))])
+    return families[:max_families]
+
+
+def _valid_in_eager(fn: Any, call: Call) -> bool:
+    try:
+        with torch.no_grad():
+            fn(*call.args, **call.kwargs)
+        return True
+    except Exception:
+        return False
+
+
+@dataclass
+class RecompileResult:
+    findings: list[Finding]
+    compiles: int
+    recompiles: int
+    variants: list[str]
+    cap_breaks: list[TraceCapture] = field(default_factory=list)
+    errors: list[tuple[BaseException, Call]] = field(default_factory=list)
+
+
+def describe_call(call: Call) -> str:
+    def one(v: Any) -> str:
+        if isinstance(v, torch.Tensor):
+            return f"{str(v.dtype).replace('torch.', '')}{list(v.shape)}"
+        if isinstance(v, (list, tuple)):
+            return f"{type(v).__name__}[{len(v)}]"
+        if v is None or isinstance(v, (int, float, bool, str)):
+            return repr(v)
+        return type(v).__name__
+
+    parts = [one(a) for a in call.args] + [f"{k}={one(v)}" for k, v in call.kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
+
+
+class _CountingBackend:
+    def __init__(self) -> None:
+        self.graphs = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        self.graphs += 1
+        return gm.forward
+
+
+def find_recompiles(
+    target: Target,
+    ws: Workspace,
+    *,
+    name: str,
+    dynamic: bool | None,
+    limit: int,
+    probes: int,
+    compiled_frames: list[str],
+) -> RecompileResult:
+    declared = len(target.calls) >= 2
+    if declared:
+        families = [target.calls]
+    else:
+        families = [
+            [c for c in fam if c is fam[0] or _valid_in_eager(target.fn, c)]
+            for fam in probe_families(target.calls[0], probes)
+        ]
+        families = [f for f in families if len(f) >= 2]
+    groups: dict[tuple[str, str, str, int], Group] = {}
+    compiles = recompiles = 0
+    variants: list[str] = []
+    caps: list[TraceCapture] = []
+    errors: list[tuple[BaseException, Call]] = []
+    for fam in families:
+        torch._dynamo.reset()
+        backend = _CountingBackend()
+        compiled = torch.compile(target.fn, backend=backend, dynamic=dynamic)
+        cap = TraceCapture()
+        with cap, _recompile_limit(limit):
+            for call in fam:
+                variants.append(describe_call(call))
+                try:
+                    with torch.no_grad():
+                        compiled(*call.args, **call.kwargs)
+                except Exception as exc:
+                    if declared:
+                        errors.append((exc, call))
+                    break
+        caps.append(cap)
+        metrics = [e.metadata for e in cap.of("compilation_metrics")]
+        candidates = list(dict.fromkeys([target.path, *compiled_frames]))
+        for f in cap.events:
+            for fr in cap.frames(f.metadata.get("user_stack")):
+                if fr.path and fr.path not in candidates:
+                    candidates.append(fr.path)
+        limit_frames: set[tuple[str, int]] = set()
+        touched: set[tuple[str, str, str, int]] = set()
+        for m in metrics:
+            fail = str(m.get("fail_reason") or "")
+            if "recompile limit" in fail or "cache_size_limit" in fail or "cache size limit" in fail:
+                limit_frames.add((str(m.get("co_filename")), int(m.get("co_firstlineno") or 0)))
+            if m.get("fail_type") is None:
+                compiles += 1
+            reason = m.get("recompile_reason")
+            if not reason or m.get("fail_type") is not None:
+                continue
+            rc = parse_recompile(str(reason), m, candidates, ws)
+            if not ws.contains(rc.path):
+                continue
+            recompiles += 1
+            key = (rc.guard.kind, rc.guard.var, rc.path, rc.line)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = Group(rc.guard, rc.path, rc.line, rc.first_line, rc.located)
+            g.count += 1
+            touched.add(key)
+            if rc.guard.seen is not None and rc.guard.kind in ("size", "dtype", "len", "none"):
+                g.seen.append(rc.guard.seen)
+            elif rc.guard.kind in ("value", "attr") and rc.guard.seen is not None:
+                # The guard names the old value; the new one is what the next call passed.
+                g.seen.append(rc.guard.seen)
+        if limit_frames and touched:
+            # The group that kept recompiling is the one that ran into the limit.
+            worst = max(touched, key=lambda k: groups[k].count)
+            groups[worst].limit_hit = True
+    findings = []
+    for g in groups.values():
+        f = _finding(g, name, limit, declared)
+        # Probes stand in for real shapes: report what recompiles repeatedly, not the
+        # one-off that automatic dynamic shapes absorb.
+        if not declared and f.severity == Severity.INFORMATION:
+            continue
+        findings.append(f)
+    return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
+

@@ -1,0 +1,136 @@
+"""Collect torch's structured trace (the ``torch.__trace`` logger) in memory.
+
+This is what tlparse reads from TORCH_TRACE files; we take the records directly: compilation
+metrics (with recompile reasons), guard additions with user stacks, shape specialisations, and
+graph-break artifacts. A graph-break artifact is logged while the ``Unsupported`` exception is
+being handled, so ``sys.exc_info()`` in the handler gives the exception with its ``gb_type`` and
+``real_stack``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Frame
+from ..locate import clean_function_name
+
+_RESERVED = {
+    "rank",
+    "compiled_autograd_id",
+    "frame_id",
+    "frame_compile_id",
+    "attempt",
+    "severity",
+    "timestamp",
+    "pathname",
+    "thread",
+    "subgraph_name",
+    "stack",
+    "has_payload",
+}
+# Events we keep; the rest (graph dumps, inductor output) are dropped on arrival.
+_KEEP = {
+    "compilation_metrics",
+    "guard_added",
+    "guard_added_fast",
+    "symbolic_shape_specialization",
+    "artifact",
+    "dynamo_start",
+}
+_KEEP_ARTIFACTS = {"dynamo_graph_break_reason", "recompile_reasons"}
+
+
+@dataclass
+class TraceEvent:
+    name: str
+    metadata: dict[str, Any]
+    payload: Any
+    frame_id: int | None
+    frame_compile_id: int | None
+    exc: BaseException | None = None
+
+
+@dataclass
+class _State:
+    strings: dict[int, str] = field(default_factory=dict)
+    events: list[TraceEvent] = field(default_factory=list)
+
+
+class TraceCapture(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self._state = _State()
+        self._logger = logging.getLogger("torch.__trace")
+        self._old_level = self._logger.level
+
+    def __enter__(self) -> TraceCapture:
+        self._state = _State()
+        self._old_level = self._logger.level
+        self._logger.setLevel(logging.DEBUG)
+        self._logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._old_level)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        md = getattr(record, "metadata", None)
+        if not isinstance(md, dict):
+            return
+        if "str" in md:
+            s, idx = md["str"]
+            self._state.strings[int(idx)] = s
+            return
+        names = [k for k in md if k not in _RESERVED]
+        if not names or names[0] not in _KEEP:
+            return
+        name = names[0]
+        body = md[name] if isinstance(md[name], dict) else {}
+        exc = None
+        if name == "artifact":
+            if body.get("name") not in _KEEP_ARTIFACTS:
+                return
+            if body.get("name") == "dynamo_graph_break_reason":
+                exc = sys.exc_info()[1]
+        self._state.events.append(
+            TraceEvent(
+                name=name,
+                metadata=body,
+                payload=getattr(record, "payload", None),
+                frame_id=md.get("frame_id"),
+                frame_compile_id=md.get("frame_compile_id"),
+                exc=exc,
+            )
+        )
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        return self._state.events
+
+    def of(self, name: str, artifact: str | None = None) -> list[TraceEvent]:
+        return [
+            e
+            for e in self._state.events
+            if e.name == name and (artifact is None or e.metadata.get("name") == artifact)
+        ]
+
+    def frames(self, stack: list[dict[str, Any]] | None) -> list[Frame]:
+        """Structured-trace frames (filenames interned as ints) to our frames."""
+        out = []
+        for f in stack or []:
+            fname = f.get("filename")
+            if isinstance(fname, int):
+                fname = self._state.strings.get(fname, "")
+            out.append(
+                Frame(
+                    path=str(fname or ""),
+                    line=int(f.get("line") or 0),
+                    name=clean_function_name(str(f.get("name") or "")),
+                    code=str(f.get("loc") or ""),
+                )
+            )
+        return out

@@ -1,0 +1,272 @@
+"""Importing the user's files and turning them into analysis units and calls.
+
+A *unit* is what one worker job analyses: an example function (``compile_example*`` or one named
+in configuration) or a zero-config guess (an argument-free ``nn.Module`` class). Running a unit
+yields *targets*: the distinct callables its calls use, each with its input variants.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..locate import Workspace, definition_line
+
+EXAMPLE_RE = re.compile(r"^compile_example(_\w+)?$")
+
+
+@dataclass
+class Call:
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+@dataclass
+class Target:
+    name: str  # unique within the file: "compile_example", "compile_example[1]", "guess:MLP"
+    fn: Any  # the nn.Module instance or function
+    calls: list[Call]
+    path: str  # where the target is defined (its class or def)
+    line: int
+    kind: str  # example | config | guess
+    guess: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Unit:
+    name: str
+    kind: str  # example | config | guess
+    path: str
+    line: int
+    attr: str  # attribute in the module: the example function or the class
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "path": self.path,
+            "line": self.line,
+            "attr": self.attr,
+        }
+
+
+def module_name_for(path: Path, ws: Workspace) -> str:
+    """A dotted name when the file sits in an importable package path, so that
+    ``from models.common import x`` in user code and our import agree on one module object."""
+    try:
+        rel = Path(path).resolve().relative_to(ws.root)
+    except ValueError:
+        rel = None
+    if rel is not None:
+        parts = [*rel.parent.parts, rel.stem]
+        if all(p.isidentifier() for p in parts):
+            return ".".join(parts)
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    return f"_dynamo_lens_{digest}"
+
+
+def purge_workspace_modules(ws: Workspace) -> None:
+    """Forget every user module so edited helpers are re-imported on the next job."""
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if f and ws.contains(f):
+            del sys.modules[name]
+
+
+def import_file(path: Path, ws: Workspace) -> types.ModuleType:
+    for p in (str(path.parent), str(ws.root)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    name = module_name_for(path, ws)
+    existing = sys.modules.get(name)
+    if existing is not None and getattr(existing, "__file__", None) == str(path):
+        return existing
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _defined_here(obj: Any, path: Path) -> bool:
+    try:
+        src = inspect.getsourcefile(obj)
+    except (TypeError, OSError):
+        return False
+    return src is not None and Path(src).resolve() == path.resolve()
+
+
+def _constructible_without_args(cls: type) -> bool:
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return False
+    for p in list(sig.parameters.values())[1:]:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.default is p.empty:
+            return False
+    return True
+
+
+def discover(
+    module: types.ModuleType, path: Path, config_targets: list[str], guess: bool
+) -> list[Unit]:
+    units: list[Unit] = []
+    for attr, obj in vars(module).items():
+        if EXAMPLE_RE.match(attr) and callable(obj) and _defined_here(obj, path):
+            line = obj.__code__.co_firstlineno if hasattr(obj, "__code__") else 1
+            units.append(Unit(attr, "example", str(path), line, attr))
+    for attr in config_targets:
+        obj = getattr(module, attr, None)
+        if obj is None:
+            continue
+        line = definition_line(str(path), attr) or 1
+        units.append(Unit(f"config:{attr}", "config", str(path), line, attr))
+    if guess and not units:
+        for attr, obj in vars(module).items():
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, nn.Module)
+                and obj.__module__ == module.__name__
+                and _constructible_without_args(obj)
+                and _defined_here(obj, path)
+            ):
+                line = definition_line(str(path), obj.__qualname__) or 1
+                units.append(Unit(f"guess:{attr}", "guess", str(path), line, attr))
+    return units
+
+
+class ExampleError(Exception):
+    """The example function returned something that is not a call description."""
+
+
+def _as_call(item: Any, where: str) -> tuple[Any, Call]:
+    if not isinstance(item, tuple) or len(item) not in (2, 3):
+        raise ExampleError(
+            f"{where} must return (target, args) or (target, args, kwargs) or a list of them; "
+            f"got {type(item).__name__}"
+        )
+    target, args = item[0], item[1]
+    kwargs = item[2] if len(item) == 3 else {}
+    if not callable(target):
+        raise ExampleError(f"{where}: the target {target!r:.80} is not callable")
+    if isinstance(args, torch.Tensor) or not isinstance(args, (tuple, list)):
+        args = (args,)
+    if not isinstance(kwargs, dict):
+        raise ExampleError(f"{where}: kwargs must be a dict, got {type(kwargs).__name__}")
+    return target, Call(tuple(args), dict(kwargs))
+
+
+def _target_location(fn: Any) -> tuple[str, int]:
+    obj = type(fn) if isinstance(fn, nn.Module) else inspect.unwrap(fn)
+    try:
+        path = inspect.getsourcefile(obj) or ""
+        line = inspect.getsourcelines(obj)[1]
+        return str(Path(path).resolve()), max(line, 1)
+    except (TypeError, OSError):
+        return "", 1
+
+
+def _describe(fn: Any) -> str:
+    if isinstance(fn, nn.Module):
+        return type(fn).__name__
+    return getattr(fn, "__qualname__", getattr(fn, "__name__", type(fn).__name__))
+
+
+def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
+    obj = getattr(module, unit.attr)
+    if unit.kind == "guess" or (unit.kind == "config" and isinstance(obj, type)):
+        return [_guess_target(unit, obj)]
+    result = obj()
+    items = result if isinstance(result, list) else [result]
+    if not items:
+        raise ExampleError(f"{unit.attr}() returned an empty list")
+    groups: dict[int, tuple[Any, list[Call]]] = {}
+    for i, item in enumerate(items):
+        fn, call = _as_call(item, f"{unit.attr}()" + (f"[{i}]" if len(items) > 1 else ""))
+        groups.setdefault(id(fn), (fn, []))[1].append(call)
+    targets = []
+    for i, (fn, calls) in enumerate(groups.values()):
+        name = unit.name if len(groups) == 1 else f"{unit.name}[{i}]"
+        path, line = _target_location(fn)
+        targets.append(
+            Target(
+                name=name,
+                fn=fn,
+                calls=calls,
+                path=path or unit.path,
+                line=line if path else unit.line,
+                kind=unit.kind,
+                notes=[f"target {_describe(fn)} from {unit.attr}()"],
+            )
+        )
+    return targets
+
+
+def _first_leaf(module: nn.Module) -> nn.Module | None:
+    for m in module.modules():
+        if not list(m.children()) and m is not module:
+            return m
+    return None
+
+
+def guess_inputs(model: nn.Module) -> tuple[tuple[Any, ...], str]:
+    """Inputs for an argument-free module, inferred from its first layer."""
+    leaf = _first_leaf(model)
+    batch = 2
+    if isinstance(leaf, nn.Linear):
+        return (torch.randn(batch, leaf.in_features),), f"Linear(in_features={leaf.in_features})"
+    if isinstance(leaf, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+        spatial = {nn.Conv1d: 1, nn.Conv2d: 2, nn.Conv3d: 3}[type(leaf)]
+        size = (batch, leaf.in_channels, *([16] * spatial))
+        return (torch.randn(*size),), f"{type(leaf).__name__}(in_channels={leaf.in_channels})"
+    if isinstance(leaf, nn.Embedding):
+        ids = torch.randint(0, leaf.num_embeddings, (batch, 16))
+        return (ids,), f"Embedding(num_embeddings={leaf.num_embeddings})"
+    if isinstance(leaf, (nn.LSTM, nn.GRU, nn.RNN)):
+        shape = (batch, 8, leaf.input_size) if leaf.batch_first else (8, batch, leaf.input_size)
+        return (torch.randn(*shape),), f"{type(leaf).__name__}(input_size={leaf.input_size})"
+    if isinstance(leaf, nn.LayerNorm):
+        return (torch.randn(batch, 8, *leaf.normalized_shape),), "LayerNorm"
+    if isinstance(leaf, nn.BatchNorm1d):
+        return (torch.randn(batch, leaf.num_features),), "BatchNorm1d"
+    if isinstance(leaf, nn.BatchNorm2d):
+        return (torch.randn(batch, leaf.num_features, 16, 16),), "BatchNorm2d"
+    raise ExampleError(
+        f"cannot guess inputs for {type(model).__name__}: its first layer is "
+        f"{type(leaf).__name__ if leaf is not None else 'missing'}; "
+        "add a compile_example() function that returns (model, args)"
+    )
+
+
+def _guess_target(unit: Unit, cls: type) -> Target:
+    model = cls()
+    args, why = guess_inputs(model)
+    return Target(
+        name=unit.name,
+        fn=model,
+        calls=[Call(args, {})],
+        path=unit.path,
+        line=unit.line,
+        kind=unit.kind,
+        guess=True,
+        notes=[f"guessed inputs from its first layer, {why}; add compile_example() to choose"],
+    )

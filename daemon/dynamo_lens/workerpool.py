@@ -1,0 +1,430 @@
+"""The parent's side of the worker processes: start, watch, time out, cancel, replace.
+
+A worker runs one job at a time. The parent enforces the job's deadline and memory budget; a
+worker that hangs, dies or grows past its budget is killed (its whole process group, so
+inductor's compile subprocesses go too) and a fresh one starts warming at once.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dynamo_lens
+
+from .protocol import Channel, ChannelClosed
+
+LogFn = Callable[[str], None]
+ProgressFn = Callable[[dict[str, Any]], None]
+
+_PKG_PARENT = str(Path(dynamo_lens.__file__).resolve().parent.parent)
+_POLL = 0.05
+_CANCEL_GRACE = 3.0
+
+
+class CancelToken:
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._event.set()
+            callbacks = list(self._callbacks)
+        for cb in callbacks:
+            cb()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def on_cancel(self, cb: Callable[[], None]) -> None:
+        with self._lock:
+            self._callbacks.append(cb)
+            fire = self._event.is_set()
+        if fire:
+            cb()
+
+
+class JobCancelled(Exception):
+    pass
+
+
+class JobFailed(Exception):
+    """The job broke inside the worker (a bug of ours, not of user code); the worker lives."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(f"{error.get('type')}: {error.get('message')}")
+        self.error = error
+
+
+@dataclass
+class WorkerDied(Exception):
+    reason: str  # "timeout" | "memory" | "crash" | "exit" | "start"
+    message: str
+    dump: str = ""
+    output: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+class Worker:
+    def __init__(
+        self,
+        python: str,
+        cwd: Path,
+        *,
+        on_log: LogFn | None = None,
+        memory_limit_mb: int = 8192,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.python = python
+        self.cwd = cwd
+        self.memory_limit_mb = memory_limit_mb
+        self._on_log = on_log or (lambda _line: None)
+        self._extra_env = env or {}
+        self._events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._output: collections.deque[str] = collections.deque(maxlen=200)
+        self._job_output: list[str] | None = None
+        self._next_id = 0
+        self.environment: dict[str, Any] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._chan: Channel | None = None
+        fd, self._crash_path = tempfile.mkstemp(prefix="dynamo-lens-crash-", suffix=".txt")
+        os.close(fd)
+        self._ready = threading.Event()
+        self._start_error: WorkerDied | None = None
+        self.started_at = 0.0
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        p_r, c_w = os.pipe()  # worker -> parent
+        c_r, p_w = os.pipe()  # parent -> worker
+        env = dict(os.environ)
+        env.update(self._extra_env)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in [_PKG_PARENT, env.get("PYTHONPATH", "")] if p
+        )
+        env["DYNAMO_LENS_FDS"] = f"{c_r},{c_w}"
+        env["DYNAMO_LENS_CRASH_FILE"] = self._crash_path
+        env["PYTHONUNBUFFERED"] = "1"
+        self.started_at = time.monotonic()
+        self.proc = subprocess.Popen(
+            [self.python, "-m", "dynamo_lens.worker"],
+            cwd=str(self.cwd),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(c_r, c_w),
+            start_new_session=True,
+        )
+        os.close(c_r)
+        os.close(c_w)
+        self._chan = Channel(p_r, p_w)
+        threading.Thread(target=self._read_events, name="worker-events", daemon=True).start()
+        threading.Thread(target=self._read_output, name="worker-output", daemon=True).start()
+
+    def _read_events(self) -> None:
+        assert self._chan is not None
+        for msg in self._chan:
+            if msg.get("ev") == "ready":
+                self.environment = msg.get("env") or {}
+                self._ready.set()
+                continue
+            if msg.get("ev") == "fatal":
+                err = msg.get("error") or {}
+                self._start_error = WorkerDied(
+                    "start",
+                    f"the worker could not start with {self.python}: "
+                    f"{err.get('type')}: {err.get('message')}",
+                    err.get("traceback", ""),
+                )
+                self._ready.set()
+                continue
+            self._events.put(msg)
+        self._events.put(None)
+        if not self._ready.is_set():
+            self._start_error = self._death("start")
+            self._ready.set()
+
+    def _read_output(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            self._output.append(line)
+            if self._job_output is not None:
+                self._job_output.append(line)
+            self._on_log(line)
+
+    def wait_ready(self, timeout: float = 300.0) -> dict[str, Any]:
+        if not self._ready.wait(timeout):
+            self.kill()
+            raise WorkerDied("start", f"the worker did not start within {timeout:.0f} s")
+        if self._start_error is not None:
+            raise self._start_error
+        return self.environment or {}
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        if self._chan is not None:
+            self._chan.close()
+
+    def close(self) -> None:
+        if self.alive and self._chan is not None:
+            try:
+                self._chan.send({"op": "shutdown"})
+                assert self.proc is not None
+                self.proc.wait(timeout=5)
+            except (ChannelClosed, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        try:
+            os.unlink(self._crash_path)
+        except OSError:
+            pass
+
+    # -- jobs ------------------------------------------------------------------------------
+    def _crash_dump(self) -> str:
+        try:
+            return Path(self._crash_path).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def _death(self, reason: str, message: str | None = None) -> WorkerDied:
+        code = self.proc.wait(timeout=10) if self.proc is not None else None
+        dump = self._crash_dump()
+        if message is None:
+            if code is not None and code < 0:
+                name = _signal_name(code)
+                what = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGBUS": "bus error"}
+                message = f"the worker crashed ({what.get(name, name)})"
+                if name == "SIGKILL":
+                    message = "the worker was killed (SIGKILL; the system may be out of memory)"
+                reason = "crash"
+            elif "os._exit(" in dump:
+                called = dump.split("os._exit(", 1)[1].split(")", 1)[0]
+                message = f"user code called os._exit({called}) and ended the worker"
+                reason = "exit"
+            else:
+                message = f"the worker exited with code {code}"
+                reason = "exit"
+        return WorkerDied(reason, message, dump, list(self._output)[-40:])
+
+    def run(
+        self,
+        op: str,
+        params: dict[str, Any],
+        *,
+        timeout: float,
+        cancel: CancelToken | None = None,
+        on_progress: ProgressFn | None = None,
+    ) -> dict[str, Any]:
+        self.wait_ready()
+        assert self._chan is not None and self.proc is not None
+        self._next_id += 1
+        job_id = self._next_id
+        self._job_output = []
+        try:
+            self._chan.send({"op": op, "id": job_id, "params": params})
+        except ChannelClosed:
+            raise self._death("crash") from None
+        deadline = time.monotonic() + timeout
+        cancel_sent_at: float | None = None
+        next_mem_check = 0.0
+        while True:
+            try:
+                msg = self._events.get(timeout=_POLL)
+            except queue.Empty:
+                msg = {}
+            if msg is None:
+                raise self._death("crash")
+            if msg.get("id") == job_id:
+                ev = msg.get("ev")
+                if ev == "result":
+                    return dict(msg.get("result") or {})
+                if ev == "progress" and on_progress is not None:
+                    on_progress(msg)
+                elif ev == "cancelled":
+                    raise JobCancelled()
+                elif ev == "failed":
+                    raise JobFailed(msg.get("error") or {})
+            now = time.monotonic()
+            if cancel is not None and cancel.cancelled:
+                if cancel_sent_at is None:
+                    cancel_sent_at = now
+                    try:
+                        os.kill(self.proc.pid, signal.SIGUSR2)
+                    except ProcessLookupError:
+                        pass
+                elif now - cancel_sent_at > _CANCEL_GRACE:
+                    # Stuck in C code that never returns to the interpreter: kill it.
+                    self.kill()
+                    raise JobCancelled()
+            if now > deadline:
+                self._dump_and_kill()
+                raise self._death(
+                    "timeout", f"timed out after {timeout:.0f} s (the job was stopped)"
+                )
+            if now >= next_mem_check:
+                next_mem_check = now + 0.1
+                rss = _rss_mb(self.proc.pid)
+                if rss > self.memory_limit_mb:
+                    self._dump_and_kill()
+                    raise self._death(
+                        "memory",
+                        f"used {rss:.0f} MB, over the memory limit of {self.memory_limit_mb} MB "
+                        "(the job was stopped)",
+                    )
+
+    def _dump_and_kill(self) -> None:
+        """Ask faulthandler where the worker is stuck, then kill it."""
+        assert self.proc is not None
+        before = len(self._crash_dump())
+        try:
+            os.kill(self.proc.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            return
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end and len(self._crash_dump()) <= before:
+            time.sleep(0.02)
+        time.sleep(0.05)
+        self.kill()
+
+    @property
+    def job_output(self) -> list[str]:
+        return list(self._job_output or [])
+
+
+class WorkerPool:
+    """``size`` warm workers; a job borrows one; a dead one is replaced straight away."""
+
+    def __init__(
+        self,
+        python: str,
+        cwd: Path,
+        size: int = 1,
+        *,
+        on_log: LogFn | None = None,
+        memory_limit_mb: int = 8192,
+        on_restart: Callable[[str], None] | None = None,
+    ) -> None:
+        self._python = python
+        self._cwd = cwd
+        self._size = size
+        self._on_log = on_log
+        self._memory = memory_limit_mb
+        self._on_restart = on_restart or (lambda _why: None)
+        self._idle: queue.Queue[Worker] = queue.Queue()
+        self._all: list[Worker] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.restarts = 0
+
+    def _spawn(self) -> Worker:
+        w = Worker(self._python, self._cwd, on_log=self._on_log, memory_limit_mb=self._memory)
+        w.start()
+        with self._lock:
+            self._all.append(w)
+        return w
+
+    def start(self) -> None:
+        for _ in range(self._size):
+            self._idle.put(self._spawn())
+
+    def environment(self, timeout: float = 300.0) -> dict[str, Any]:
+        w = self._idle.get()
+        try:
+            return w.wait_ready(timeout)
+        finally:
+            self._idle.put(w)
+
+    def run(
+        self,
+        op: str,
+        params: dict[str, Any],
+        *,
+        timeout: float,
+        cancel: CancelToken | None = None,
+        on_progress: ProgressFn | None = None,
+        on_output: Callable[[list[str]], None] | None = None,
+    ) -> dict[str, Any]:
+        w = self._idle.get()
+        replaced = False
+        try:
+            return w.run(op, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
+        except (WorkerDied, JobCancelled) as exc:
+            if not w.alive:
+                replaced = True
+                why = exc.reason if isinstance(exc, WorkerDied) else "cancelled"
+                self.restarts += 1
+                self._on_restart(why)
+            raise
+        finally:
+            if on_output is not None:
+                on_output(w.job_output)
+            if replaced:
+                with self._lock:
+                    if w in self._all:
+                        self._all.remove(w)
+                w.close()
+                if not self._closed:
+                    self._idle.put(self._spawn())
+            else:
+                self._idle.put(w)
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            workers = list(self._all)
+            self._all.clear()
+        for w in workers:
+            w.close()
+
+
+def default_python() -> str:
+    return sys.executable
