@@ -1,0 +1,182 @@
+/**
+ * "Dynamo Lens: Benchmark target…": pick target, device(s), mode and dynamic; run the daemon's
+ * benchmark with progress and cancel; show the result as a table and chart in a webview.
+ */
+
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { WorkDoneProgress, WorkDoneProgressCancelNotification } from 'vscode-languageclient/node';
+import { readRawSettings } from './config';
+import type { Daemon } from './daemon';
+import { deviceChoices, dynamicChoices, modeChoices, targetChoices, type Choice } from './pick';
+import {
+  SERVER_COMMANDS,
+  type BenchmarkCommandArgs,
+  type BenchmarkRequest,
+  type BenchmarkResult,
+  type EnvironmentInfo,
+  type TargetInfo,
+} from './protocol';
+import { parseBenchmarkResult, renderBenchmarkHtml, toMarkdown } from './render';
+import { validateSettings } from './settings';
+
+type Item<T> = vscode.QuickPickItem & { value: T };
+
+function toItems<T>(choices: Choice<T>[]): Item<T>[] {
+  return choices.map((c) => ({ label: c.label, description: c.description, detail: c.detail, picked: c.picked, value: c.value }));
+}
+
+export class BenchmarkPanel {
+  private panel: vscode.WebviewPanel | undefined;
+  private result: BenchmarkResult | undefined;
+
+  constructor(private readonly log: vscode.LogOutputChannel) {}
+
+  show(result: BenchmarkResult): void {
+    this.result = result;
+    if (!this.panel) {
+      this.panel = vscode.window.createWebviewPanel(
+        'dynamoLens.benchmark',
+        `Benchmark: ${result.target}`,
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+        { enableScripts: true, localResourceRoots: [], enableFindWidget: true },
+      );
+      this.panel.onDidDispose(() => (this.panel = undefined));
+      this.panel.webview.onDidReceiveMessage((m: { type?: string }) => {
+        if (m?.type === 'copyMarkdown') void this.copyMarkdown();
+      });
+    }
+    this.panel.title = `Benchmark: ${result.target}`;
+    const nonce = randomBytes(16).toString('base64');
+    this.panel.webview.html = renderBenchmarkHtml(result, { nonce, cspSource: this.panel.webview.cspSource });
+    this.panel.reveal(undefined, false);
+  }
+
+  async copyMarkdown(): Promise<void> {
+    if (!this.result) return;
+    await vscode.env.clipboard.writeText(toMarkdown(this.result));
+    this.log.info(`Copied the benchmark of ${this.result.target} as Markdown`);
+    void vscode.window.showInformationMessage('Dynamo Lens: benchmark table copied as Markdown.');
+  }
+}
+
+async function pickTarget(daemon: Daemon, args: BenchmarkCommandArgs): Promise<TargetInfo | undefined> {
+  const active = vscode.window.activeTextEditor?.document;
+  const activeUri = active?.languageId === 'python' ? active.uri.toString() : undefined;
+  if (args.target && args.uri) return { target: args.target, uri: args.uri, line: 0 };
+  const targets = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Window, title: 'Dynamo Lens: finding targets' },
+    () => daemon.executeCommand<TargetInfo[]>(SERVER_COMMANDS.listTargets, args.uri ? [args.uri] : []),
+  );
+  if (!Array.isArray(targets) || targets.length === 0) {
+    void vscode.window.showInformationMessage(
+      'Dynamo Lens found no targets. Add a module-level compile_example() that returns (model, args), or name targets in [tool.dynamo-lens] of pyproject.toml.',
+    );
+    return undefined;
+  }
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const items = toItems(targetChoices(targets, args.uri ?? activeUri, root));
+  const chosen = await vscode.window.showQuickPick(items, {
+    title: 'Dynamo Lens: Benchmark (1/4) target',
+    placeHolder: 'Which target to benchmark?',
+    matchOnDescription: true,
+    ignoreFocusOut: true,
+  });
+  return chosen?.value;
+}
+
+async function pickDevices(daemon: Daemon, configured: string[]): Promise<string[] | undefined> {
+  let env: EnvironmentInfo | undefined;
+  try {
+    env = await daemon.executeCommand<EnvironmentInfo>(SERVER_COMMANDS.environment, []);
+  } catch {
+    env = undefined;
+  }
+  const choices = deviceChoices(env?.devices ?? [], configured);
+  if (choices.length === 1) return [choices[0].value]; // nothing to choose
+  const chosen = await vscode.window.showQuickPick(toItems(choices), {
+    title: 'Dynamo Lens: Benchmark (2/4) devices',
+    placeHolder: 'Devices to time on (the worker found these)',
+    canPickMany: true,
+    ignoreFocusOut: true,
+  });
+  if (!chosen || chosen.length === 0) return undefined;
+  return chosen.map((c) => c.value);
+}
+
+async function pickOne<T>(choices: Choice<T>[], title: string, placeHolder: string): Promise<{ value: T } | undefined> {
+  const chosen = await vscode.window.showQuickPick(toItems(choices), { title, placeHolder, ignoreFocusOut: true });
+  return chosen ? { value: chosen.value } : undefined;
+}
+
+export async function benchmarkTarget(daemon: Daemon, panel: BenchmarkPanel, log: vscode.LogOutputChannel, rawArgs?: unknown): Promise<void> {
+  const args: BenchmarkCommandArgs = rawArgs && typeof rawArgs === 'object' && !(rawArgs instanceof vscode.Uri) ? (rawArgs) : {};
+  if (rawArgs instanceof vscode.Uri) args.uri = rawArgs.toString();
+  const { settings } = validateSettings(readRawSettings());
+  const target = await pickTarget(daemon, args);
+  if (!target) return;
+  const devices = args.devices ?? (await pickDevices(daemon, settings.devices));
+  if (!devices) return;
+  const mode = args.mode ?? (await pickOne(modeChoices(settings.mode), 'Dynamo Lens: Benchmark (3/4) mode', 'torch.compile mode'))?.value;
+  if (!mode) return;
+  const dynamic =
+    args.dynamic !== undefined
+      ? { value: args.dynamic }
+      : await pickOne(dynamicChoices(settings.dynamic), 'Dynamo Lens: Benchmark (4/4) dynamic shapes', 'torch.compile dynamic=');
+  if (!dynamic) return;
+
+  const request: BenchmarkRequest = { uri: target.uri, target: target.target, devices, mode, dynamic: dynamic.value };
+  log.info(`Benchmark: ${JSON.stringify(request)}`);
+  const started = Date.now();
+  const result = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Dynamo Lens: benchmarking ${target.target.split('::').pop()}`,
+      cancellable: true,
+    },
+    async (progress, token) => {
+      const client = daemon.languageClient;
+      const workDoneToken = `dynamoLens.benchmark.${randomBytes(8).toString('hex')}`;
+      let last = 0;
+      const sub = client?.onProgress(WorkDoneProgress.type, workDoneToken, (p) => {
+        if (p.kind === 'end') return;
+        const increment = typeof p.percentage === 'number' ? Math.max(0, p.percentage - last) : undefined;
+        if (typeof p.percentage === 'number') last = p.percentage;
+        progress.report({ message: p.message, increment });
+      });
+      const requestCancel = new vscode.CancellationTokenSource();
+      const cancelled = new Promise<'cancelled'>((resolve) => {
+        token.onCancellationRequested(() => {
+          log.info('Benchmark cancelled by the user');
+          // Standard LSP: cancel the work-done progress (the worker job stops) and the request.
+          void client?.sendNotification(WorkDoneProgressCancelNotification.type, { token: workDoneToken }).catch(() => undefined);
+          requestCancel.cancel();
+          resolve('cancelled');
+        });
+      });
+      try {
+        const run = daemon.executeCommand<unknown>(SERVER_COMMANDS.benchmark, [request], requestCancel.token, workDoneToken);
+        const outcome = await Promise.race([run, cancelled]);
+        run.catch(() => undefined);
+        return outcome;
+      } finally {
+        sub?.dispose();
+        requestCancel.dispose();
+      }
+    },
+  );
+  if (result === 'cancelled') {
+    void vscode.window.showInformationMessage('Dynamo Lens: benchmark cancelled.');
+    return;
+  }
+  const parsed = parseBenchmarkResult(result);
+  if (!parsed) {
+    log.error(`Benchmark returned an unexpected result: ${JSON.stringify(result)}`);
+    void vscode.window.showErrorMessage('Dynamo Lens: the benchmark returned no result; see the log.', 'Show logs').then((c) => {
+      if (c) log.show();
+    });
+    return;
+  }
+  log.info(`Benchmark of ${parsed.target} finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  panel.show(parsed);
+}

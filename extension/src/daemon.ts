@@ -1,0 +1,258 @@
+/**
+ * The daemon's lifecycle: pick the interpreter, run `doctor`, start `<python> -m dynamo_lens serve`
+ * over stdio with vscode-languageclient, restart it (queued: never two at once) when the
+ * interpreter, the Python extension's environment or workspace trust changes.
+ */
+
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  DidChangeConfigurationNotification,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  State,
+  type ErrorHandler,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import { readRawSettings } from './config';
+import { doctorMessage, runDoctor } from './doctor';
+import { daemonCwd, daemonEnv, findExecutable, resolveInterpreter, type ResolvedInterpreter } from './interpreter';
+import { STATUS_NOTIFICATION } from './protocol';
+import { pythonExtensionInterpreter } from './pythonExtension';
+import { RestartQueue } from './restartQueue';
+import { serverSettings, validateSettings } from './settings';
+import { parseStatus } from './status';
+import type { StatusController } from './statusItem';
+
+export class DaemonNotRunningError extends Error {
+  constructor() {
+    super('The Dynamo Lens daemon is not running.');
+  }
+}
+
+export class Daemon implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private readonly queue = new RestartQueue(() => this.restartNow());
+  private disposed = false;
+  private crashes: number[] = [];
+  private readonly warned = new Set<string>();
+  interpreter: ResolvedInterpreter | undefined;
+  /** Milliseconds from `restart()` to the client's `initialized` (the last start). */
+  lastStartMs: number | undefined;
+  private readonly onDidStartEmitter = new vscode.EventEmitter<void>();
+  readonly onDidStart = this.onDidStartEmitter.event;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly status: StatusController,
+  ) {}
+
+  /** Starts or restarts the daemon; concurrent calls collapse into one follow-up restart. */
+  restart(reason: string): Promise<void> {
+    this.log.info(`Daemon (re)start requested: ${reason}`);
+    return this.queue.request().catch((e: unknown) => {
+      this.log.error(`Daemon start failed: ${String(e)}`);
+    });
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** `workspace/executeCommand` for a `dynamoLens.server.*` command. */
+  async executeCommand<T>(
+    command: string,
+    args: unknown[],
+    token?: vscode.CancellationToken,
+    workDoneToken?: string,
+  ): Promise<T> {
+    const client = this.client;
+    if (!client || client.state !== State.Running) throw new DaemonNotRunningError();
+    const params: { command: string; arguments: unknown[]; workDoneToken?: string } = { command, arguments: args };
+    if (workDoneToken) params.workDoneToken = workDoneToken;
+    return (await client.sendRequest(ExecuteCommandRequest.type, params, token)) as T;
+  }
+
+  get languageClient(): LanguageClient | undefined {
+    return this.client;
+  }
+
+  /** Pushes changed settings (the daemon also re-pulls them with workspace/configuration). */
+  async pushSettings(): Promise<void> {
+    const client = this.client;
+    if (!client || client.state !== State.Running) return;
+    const raw = this.rawSettings();
+    this.logProblems(raw);
+    await client.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: { dynamoLens: serverSettings(raw) },
+    });
+  }
+
+  private rawSettings(): Record<string, unknown> {
+    return readRawSettings();
+  }
+
+  private logProblems(raw: Record<string, unknown>): void {
+    for (const p of validateSettings(raw).problems) this.log.warn(p);
+  }
+
+  private async resolve(): Promise<ResolvedInterpreter> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const trusted = vscode.workspace.isTrusted;
+    const setting = vscode.workspace.getConfiguration('dynamoLens', folder?.uri).get<string>('interpreter') ?? '';
+    const fromPython = setting.trim() ? undefined : await pythonExtensionInterpreter(folder?.uri, this.log);
+    return resolveInterpreter({
+      setting,
+      workspaceFolder: folder?.uri.fsPath,
+      pythonExtension: fromPython,
+      trusted,
+    });
+  }
+
+  private async restartNow(): Promise<void> {
+    const t0 = Date.now();
+    await this.stopClient();
+    if (this.disposed) return;
+    this.crashes = [];
+    const trusted = vscode.workspace.isTrusted;
+    this.status.setContext({ phase: 'starting', trusted, clientError: undefined, staticOnly: undefined });
+
+    const interp = await this.resolve();
+    this.interpreter = interp;
+    const root = this.context.extensionUri.fsPath;
+    const env = daemonEnv(root);
+    const cwd = daemonCwd(root);
+    const found = findExecutable(interp.command, env);
+    this.log.info(`Interpreter: ${interp.command} (${interp.reason})${found && found !== interp.command ? ` → ${found}` : ''}`);
+    this.log.info(`PYTHONPATH=${env.PYTHONPATH ?? ''}`);
+    this.status.setContext({ interpreter: interp.command });
+
+    const outcome = await runDoctor(interp.command, { env, cwd, timeoutMs: 60000 });
+    if (outcome.report) this.log.info(`doctor: ${JSON.stringify(outcome.report)}`);
+    if (outcome.failure) this.log.warn(`doctor: ${outcome.failure}${outcome.stderr ? `\n${outcome.stderr.trim()}` : ''}`);
+    const problem = doctorMessage(interp, outcome, trusted);
+    if (problem) {
+      this.log[problem.severity === 'error' ? 'error' : 'warn'](problem.message);
+      this.notify(problem.severity, problem.message, `${interp.command}:${problem.message}`);
+      if (outcome.spawnError) {
+        this.status.setContext({ phase: 'failed', clientError: problem.message });
+        return; // nothing to start
+      }
+      if (problem.staticOnly) this.status.setContext({ staticOnly: problem.message });
+    }
+    if (this.disposed) return;
+
+    const raw = this.rawSettings();
+    this.logProblems(raw);
+    const serverOptions: ServerOptions = {
+      command: interp.command,
+      args: ['-m', 'dynamo_lens', 'serve'],
+      options: { cwd, env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file', language: 'python' }],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
+      initializationOptions: { trusted, settings: serverSettings(raw) },
+      errorHandler: this.errorHandler(),
+      middleware: {
+        workspace: {
+          // The daemon asks for section `dynamoLens`: give it the contract keys only.
+          configuration: async (params, token, next) => {
+            const result = await next(params, token);
+            if (!Array.isArray(result)) return result;
+            return result.map((value: unknown, i) =>
+              params.items[i]?.section === 'dynamoLens' && value && typeof value === 'object'
+                ? serverSettings(value as Record<string, unknown>)
+                : value,
+            );
+          },
+        },
+      },
+    };
+    const client = new LanguageClient('dynamoLens', 'Dynamo Lens', serverOptions, clientOptions);
+    client.onNotification(STATUS_NOTIFICATION, (raw: unknown) => {
+      const s = parseStatus(raw);
+      if (s) this.status.update(s);
+    });
+    client.onDidChangeState((e) => {
+      if (client !== this.client) return;
+      if (e.newState === State.Running) this.status.setContext({ phase: 'running' });
+    });
+    this.client = client;
+    try {
+      await client.start();
+      this.lastStartMs = Date.now() - t0;
+      this.log.info(`Daemon started in ${this.lastStartMs} ms (trusted: ${trusted})`);
+      this.status.setContext({ phase: 'running' });
+      this.onDidStartEmitter.fire();
+    } catch (e) {
+      const msg = `The Dynamo Lens daemon failed to start with ${interp.command}: ${e instanceof Error ? e.message : String(e)}`;
+      this.log.error(msg);
+      this.status.setContext({ phase: 'failed', clientError: msg });
+      this.notify('error', msg, `start:${interp.command}`);
+    }
+  }
+
+  private errorHandler(): ErrorHandler {
+    return {
+      error: (_error, _message, count) => ({
+        action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+        handled: true,
+      }),
+      closed: () => {
+        const now = Date.now();
+        this.crashes = this.crashes.filter((t) => now - t < 3 * 60_000);
+        this.crashes.push(now);
+        if (this.crashes.length <= 4) {
+          this.log.warn(`The daemon exited unexpectedly; restarting (${this.crashes.length} in the last 3 minutes).`);
+          this.status.setContext({ phase: 'starting' });
+          return { action: CloseAction.Restart, handled: true };
+        }
+        const msg = 'The Dynamo Lens daemon crashed 5 times in 3 minutes and was not restarted.';
+        this.log.error(msg);
+        this.status.setContext({ phase: 'failed', clientError: msg });
+        this.notify('error', msg, `crash:${now}`);
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    };
+  }
+
+  /** A message with "Show logs" (and "Open settings" for interpreter problems), once per key. */
+  private notify(severity: 'error' | 'warning', message: string, key: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    const show = severity === 'error' ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
+    void show(message, 'Show logs', 'Open settings').then((choice) => {
+      if (choice === 'Show logs') this.log.show();
+      if (choice === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'dynamoLens.interpreter');
+    });
+  }
+
+  private async stopClient(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    try {
+      if (client.state === State.Running || client.state === State.Starting) await client.stop(5000);
+    } catch (e) {
+      this.log.warn(`Stopping the daemon: ${String(e)}`);
+    }
+    try {
+      await client.dispose(2000);
+    } catch {
+      // already stopped
+    }
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    await this.queue.dispose();
+    await this.stopClient();
+    this.onDidStartEmitter.dispose();
+  }
+}
