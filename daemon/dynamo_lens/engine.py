@@ -282,7 +282,7 @@ class Engine:
                 params["dynamic"] = dynamic
             try:
                 out = self._job("analyze", params, Path(unit["path"]), unit["line"],
-                                unit["name"], cancel, on_progress)
+                                self._target_name(unit), cancel, on_progress)
             except JobCancelled:
                 result.cancelled = True
                 break
@@ -299,6 +299,13 @@ class Engine:
         result.duration = time.monotonic() - t0
         return result
 
+    def _target_name(self, unit: dict[str, Any]) -> str:
+        try:
+            rel = Path(unit["path"]).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            rel = unit["path"]
+        return f"{rel}::{unit['name']}"
+
     def _job(
         self,
         op: str,
@@ -310,7 +317,7 @@ class Engine:
         on_progress: ProgressFn | None,
     ) -> dict[str, Any] | Finding:
         t0 = time.monotonic()
-        what = f"{op} {path.name}" + (f"::{target}" if target else "")
+        what = f"{op} {target or path.name}"
 
         def output(lines: list[str]) -> None:
             if lines:

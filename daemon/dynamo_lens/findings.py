@@ -179,6 +179,8 @@ class TargetReport:
     # Variant calls that were run for recompile checks, as short descriptions.
     variants: list[str] = field(default_factory=list)
     guess: bool = False
+    # Per device: {"device", "outputs", "gradients", "ok", "max_abs"}: what equivalence compared.
+    equivalence: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -198,6 +200,7 @@ class TargetReport:
             "checks": list(self.checks),
             "variants": list(self.variants),
             "guess": self.guess,
+            "equivalence": [dict(e) for e in self.equivalence],
         }
 
     @classmethod
@@ -219,6 +222,7 @@ class TargetReport:
             checks=list(d.get("checks", [])),
             variants=list(d.get("variants", [])),
             guess=bool(d.get("guess", False)),
+            equivalence=[dict(e) for e in d.get("equivalence", [])],
         )
 
 

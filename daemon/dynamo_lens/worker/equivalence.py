@@ -192,8 +192,8 @@ def check(
     rtol: float | None,
     atol: float | None,
     grads_mode: str,
-) -> tuple[list[Finding], bool]:
-    """Findings for ``target`` on ``device``, and whether gradients were compared."""
+) -> tuple[list[Finding], dict[str, Any]]:
+    """Findings for ``target`` on ``device``, and a summary of what was compared."""
     fn, call = place(target.fn, target.calls[0], device)
     grads = trains(fn, grads_mode)
     eager_out, comp_out, eager_g, comp_g = run_pair(
@@ -202,8 +202,15 @@ def check(
     diffs = compare(comp_out, eager_out, rtol=rtol, atol=atol, grad=False, label="output")
     if grads:
         diffs += compare(comp_g, eager_g, rtol=rtol, atol=atol, grad=True, label="grad")
+    summary = {
+        "device": device,
+        "outputs": sum(1 for _ in tree_flatten_with_path(eager_out)[0]),
+        "gradients": len(eager_g),
+        "ok": not diffs,
+        "max_abs": max((d.max_abs or 0.0 for d in diffs), default=0.0),
+    }
     if not diffs:
-        return [], grads
+        return [], summary
     cls_name = type(target.fn).__name__ if isinstance(target.fn, torch.nn.Module) else getattr(
         target.fn, "__name__", ""
     )
@@ -237,4 +244,4 @@ def check(
                 "backend": backend_name,
             },
         )
-    ], grads
+    ], summary

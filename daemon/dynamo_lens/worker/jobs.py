@@ -63,7 +63,7 @@ def _workspace(params: dict[str, Any], cfg: Config) -> Workspace:
 
 def _rel(path: str, ws: Workspace) -> str:
     try:
-        return str(Path(path).resolve().relative_to(ws.root))
+        return Path(path).resolve().relative_to(ws.root).as_posix()
     except ValueError:
         return path
 
@@ -131,7 +131,12 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         raise
     except BaseException as exc:
         f = error_from_exception(
-            exc, ws, unit.path, unit.line, what=f"{unit.attr}()", target=unit.name
+            exc,
+            ws,
+            unit.path,
+            unit.line,
+            what=f"{unit.attr}()",
+            target=f"{_rel(unit.path, ws)}::{unit.name}",
         )
         return {"reports": [], "findings": [f.to_dict()]}
     env = environment(cfg) | {"mode": mode, "dynamic": dynamic, "devices_used": wanted_devices}
@@ -213,7 +218,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
                 progress(stage="equivalence", target=name, device=dev, fraction=frac)
 
                 def do_equiv(dev: str = dev) -> None:
-                    res, _ = equivalence.check(
+                    res, summary = equivalence.check(
                         target,
                         dev,
                         name=name,
@@ -226,6 +231,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
                         grads_mode=cfg.grads,
                     )
                     findings.extend(res)
+                    report.equivalence.append(summary)
 
                 guarded(f"comparing compiled and eager {target.name} on {dev}", do_equiv, dev)
             if "timings" in checks:

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EXPECT_RE = re.compile(r"#\s*expect:\s*(?P<kind>[\w-]+)(?:\s+(?P<detail>\S+))?")
+
+
+def run_cli(*args: str, cwd: Path = REPO, timeout: float = 900) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynamo_lens", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def check_json(*args: str, cwd: Path = REPO) -> tuple[int, dict[str, Any], str]:
+    rc, out, err = run_cli("check", "--format", "json", *args, cwd=cwd)
+    assert rc in (0, 1), f"exit {rc}\nstdout:\n{out}\nstderr:\n{err}"
+    return rc, json.loads(out), err
+
+
+def markers(path: Path, pattern: str = "fault-line") -> list[int]:
+    return [
+        i
+        for i, line in enumerate(path.read_bytes().split(b"\n"), start=1)
+        if pattern.encode() in line
+    ]
+
+
+def expectations(root: Path) -> list[tuple[str, int, str, str | None]]:
+    """(relative path, line, kind, detail) for every `# expect:` marker under root."""
+    out = []
+    for p in sorted(root.rglob("*.py")):
+        for i, line in enumerate(p.read_text().splitlines(), start=1):
+            m = EXPECT_RE.search(line)
+            if m:
+                out.append((str(p.relative_to(root)), i, m["kind"], m["detail"]))
+    return out
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if cuda_available():
+        return
+    skip = pytest.mark.skip(reason="no CUDA device on this machine")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,85 @@
+"""The engine with a real warm worker: cancellation, timings, zero-config guesses, progress."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import FIXTURES
+from dynamo_lens.config import load
+from dynamo_lens.engine import Engine
+from dynamo_lens.workerpool import CancelToken
+
+ROOT = FIXTURES / "engine"
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[Engine]:
+    cfg, problems = load(ROOT, {"backend": "inductor"})
+    assert problems == []
+    eng = Engine(ROOT, cfg)
+    eng.start()
+    yield eng
+    eng.close()
+
+
+def test_worker_reports_its_environment(engine: Engine) -> None:
+    env = engine.environment()
+    assert env["torch"].startswith("2.")
+    assert env["devices"][0] == "cpu"
+
+
+def test_cancel_stops_the_job_and_keeps_the_worker(engine: Engine) -> None:
+    pid_before = engine.pool._idle.queue[0].proc.pid  # type: ignore[union-attr]
+    token = CancelToken()
+    threading.Timer(2.0, token.cancel).start()
+    t0 = time.monotonic()
+    res = engine.analyze_file(ROOT / "spins.py", ["breaks"], cancel=token)
+    assert res.cancelled
+    assert time.monotonic() - t0 < 30
+    pid_after = engine.pool._idle.queue[0].proc.pid  # type: ignore[union-attr]
+    assert pid_after == pid_before, "a cooperative cancel must not cost a worker restart"
+    # and the same worker still works
+    ok = engine.analyze_file(ROOT / "small.py", ["breaks"])
+    assert ok.reports and ok.reports[0].graph_count == 1
+
+
+def test_timings_measure_cold_and_steady_state_against_eager(engine: Engine) -> None:
+    stages: list[str] = []
+    res = engine.analyze_file(
+        ROOT / "small.py", ["timings"], on_progress=lambda m: stages.append(m["stage"])
+    )
+    assert "timings" in stages
+    (rep,) = res.reports
+    (t,) = rep.timings
+    assert t.device == "cpu" and t.backend == "inductor"
+    assert t.eager_median > 0 and t.compiled_median > 0
+    assert t.cold_compile > t.compiled_median  # the first call traced and compiled
+    assert t.repeats >= 1
+    assert t.speedup == pytest.approx(t.eager_median / t.compiled_median)
+    if t.break_even_calls is not None:
+        assert t.break_even_calls > 0
+    assert rep.input_shapes == ["x: float32[64, 64]", "alpha: 2.0"] or rep.input_shapes[0] == (
+        "x: float32[64, 64]"
+    )
+    assert rep.environment["torch"].startswith("2.")
+    assert rep.environment["mode"] == "default"
+
+
+def test_zero_config_guess_is_labelled(engine: Engine) -> None:
+    res = engine.analyze_file(ROOT / "zero_config.py", ["breaks", "recompiles"])
+    names = [r.target for r in res.reports]
+    assert names == ["zero_config.py::guess:Tagger"]  # NeedsArgs cannot be built without args
+    (rep,) = res.reports
+    assert rep.guess and rep.kind == "guess"
+    assert rep.input_shapes == ["ids: int64[2, 16]"]
+    assert rep.line == 5
+
+
+def test_file_without_targets_runs_no_user_code(engine: Engine) -> None:
+    res = engine.analyze_file(ROOT / "helpers_only.py", ["breaks"])
+    assert not res.ran
+    assert res.reports == [] and res.findings == []

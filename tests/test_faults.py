@@ -1,0 +1,89 @@
+"""Fault injection: user code that breaks in every way gets one clear error at the right line,
+and the next target in the same run is analysed normally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FIXTURES, check_json, markers
+
+FAULTS = FIXTURES / "faults"
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    _, doc, _ = check_json(str(FAULTS))
+    return doc
+
+
+def _errors(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    return [
+        f for f in doc["findings"] if Path(f["path"]).name == name and f["kind"] == "error"
+    ]
+
+
+def _healthy_target_ran(doc: dict[str, Any], name: str) -> None:
+    good = f"{name}::compile_example_good"
+    targets = [t for t in doc["targets"] if t["target"] == good]
+    assert targets, f"the healthy target after the fault in {name} was not analysed"
+    assert targets[0]["graph_count"] == 1
+    assert [f for f in doc["findings"] if f["target"] == good] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("raises.py", "ValueError: user bug in forward"),
+        ("hangs.py", "timed out after 10 s"),
+        ("exits.py", "os._exit(7)"),
+        ("segfaults.py", "segmentation fault"),
+        ("allocates.py", "over the memory limit"),
+    ],
+)
+def test_fault_in_one_target_reports_its_line_and_the_next_target_runs(
+    report: dict[str, Any], name: str, words: str
+) -> None:
+    errors = _errors(report, name)
+    expected_line = markers(FAULTS / name)[0]
+    hits = [e for e in errors if words in e["message"]]
+    assert len(hits) == 1, errors
+    assert hits[0]["line"] == expected_line
+    assert hits[0]["severity"] == "error"
+    assert hits[0]["target"] == f"{name}::compile_example_bad"
+    _healthy_target_ran(report, name)
+
+
+def test_huge_single_allocation_is_an_exception_at_its_line(report: dict[str, Any]) -> None:
+    errors = [e for e in _errors(report, "allocates.py") if e["target"] == "allocates.py::compile_example_huge"]
+    assert len(errors) == 1
+    assert errors[0]["line"] == markers(FAULTS / "allocates.py")[1]
+    assert "can't allocate memory" in errors[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("syntax_error.py", "SyntaxError"),
+        ("missing_module.py", "ModuleNotFoundError"),
+        ("not_utf8.py", "not valid utf-8"),
+    ],
+)
+def test_file_level_faults(report: dict[str, Any], name: str, words: str) -> None:
+    errors = _errors(report, name)
+    assert len(errors) == 1, errors
+    assert words in errors[0]["message"]
+    assert errors[0]["line"] == markers(FAULTS / name)[0]
+
+
+def test_prints_never_reach_the_protocol(report: dict[str, Any]) -> None:
+    assert _errors(report, "prints.py") == []
+    target = next(t for t in report["targets"] if t["target"] == "prints.py::compile_example")
+    assert target["graph_count"] == 1
+
+
+def test_every_file_was_reported(report: dict[str, Any]) -> None:
+    names = {Path(f["path"]).name for f in report["findings"]}
+    assert {"raises.py", "hangs.py", "exits.py", "segfaults.py", "allocates.py"} <= names
