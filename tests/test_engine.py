@@ -7,7 +7,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-
 from conftest import FIXTURES
 from dynamo_lens.config import load
 from dynamo_lens.engine import Engine

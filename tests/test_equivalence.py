@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIXTURES, check_json
 
 EQUIV = FIXTURES / "equiv"
@@ -44,7 +43,7 @@ def test_faithful_backend_agrees_and_compares_gradients() -> None:
 
 @pytest.mark.slow
 def test_inductor_agrees_with_eager() -> None:
-    rc, doc, err = check_json(str(EQUIV), "--backend", "inductor")
+    _, doc, _ = check_json(str(EQUIV), "--backend", "inductor")
     assert _mismatches(doc) == [], doc["findings"]
     assert [f for f in doc["findings"] if f["kind"] == "error"] == []
     assert doc["targets"][0]["equivalence"][0]["ok"] is True

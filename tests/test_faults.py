@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import FIXTURES, check_json, markers
 
 FAULTS = FIXTURES / "faults"
@@ -20,9 +19,7 @@ def report() -> dict[str, Any]:
 
 
 def _errors(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    return [
-        f for f in doc["findings"] if Path(f["path"]).name == name and f["kind"] == "error"
-    ]
+    return [f for f in doc["findings"] if Path(f["path"]).name == name and f["kind"] == "error"]
 
 
 def _healthy_target_ran(doc: dict[str, Any], name: str) -> None:
@@ -57,7 +54,11 @@ def test_fault_in_one_target_reports_its_line_and_the_next_target_runs(
 
 
 def test_huge_single_allocation_is_an_exception_at_its_line(report: dict[str, Any]) -> None:
-    errors = [e for e in _errors(report, "allocates.py") if e["target"] == "allocates.py::compile_example_huge"]
+    errors = [
+        e
+        for e in _errors(report, "allocates.py")
+        if e["target"] == "allocates.py::compile_example_huge"
+    ]
     assert len(errors) == 1
     assert errors[0]["line"] == markers(FAULTS / "allocates.py")[1]
     assert "can't allocate memory" in errors[0]["message"]

@@ -1,3 +1,3 @@
-"""Dynamo Lens: torch.compile graph breaks, recompile risks, equivalence and timings in the editor."""
+"""Dynamo Lens: torch.compile graph breaks, recompile risks, equivalence and timings."""
 
 __version__ = "0.1.0"

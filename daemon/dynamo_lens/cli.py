@@ -48,14 +48,27 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="analyse files or folders and print findings")
     c.add_argument("paths", nargs="+", type=Path)
     c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    c.add_argument("--checks", type=_checks, default=None,
-                   help=f"comma list of {', '.join(ALL_CHECKS)} (default: all)")
-    c.add_argument("--device", action="append", dest="devices", default=None,
-                   help="cpu, cuda, cuda:N or auto (repeatable; default: cpu and every CUDA device)")
+    c.add_argument(
+        "--checks",
+        type=_checks,
+        default=None,
+        help=f"comma list of {', '.join(ALL_CHECKS)} (default: all)",
+    )
+    c.add_argument(
+        "--device",
+        action="append",
+        dest="devices",
+        default=None,
+        help="cpu, cuda, cuda:N or auto (repeatable; default: cpu and every CUDA device)",
+    )
     c.add_argument("--timeout", type=float, default=None, help="seconds per target")
     c.add_argument("--backend", default=None, help="torch.compile backend (default inductor)")
-    c.add_argument("--root", type=Path, default=None, help="workspace root (default: nearest "
-                   "folder with a pyproject.toml)")
+    c.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="workspace root (default: nearest folder with a pyproject.toml)",
+    )
     c.add_argument("--output", "-o", type=Path, default=None, help="write the report here")
     c.add_argument("--verbose", "-v", action="store_true", help="explanations, hints, call chains")
     d = sub.add_parser("doctor", help="say whether this interpreter can run the worker")

@@ -140,7 +140,7 @@ def _pos_int(value: Any) -> int | None:
     return value
 
 
-def _opt_tol(value: Any) -> float | None | bool:
+def _opt_tol(value: Any) -> float | bool | None:
     # Returns False for "invalid" so None ("use the dtype default") stays expressible.
     if value is None:
         return None
@@ -166,19 +166,22 @@ def _validate(key: str, value: Any) -> tuple[bool, Any]:
             return True, None
         return isinstance(value, bool), value
     if key in ("rtol", "atol"):
-        v = _opt_tol(value)
-        return v is not False, v
+        tol = _opt_tol(value)
+        return tol is not False, tol
     if key == "grads":
         return value in ("auto", "always", "never"), value
     if key == "timeout":
-        v = _pos_number(value)
-        return v is not None, v
-    if key in ("workers", "memory_limit_mb", "timing_repeats", "recompile_probes"):
-        v = _pos_int(value)
-        return v is not None, v
-    if key == "recompile_limit":
-        v = _pos_int(value)
-        return v is not None, v
+        num = _pos_number(value)
+        return num is not None, num
+    if key in (
+        "workers",
+        "memory_limit_mb",
+        "timing_repeats",
+        "recompile_probes",
+        "recompile_limit",
+    ):
+        count = _pos_int(value)
+        return count is not None, count
     if key in ("excludes", "targets"):
         v = _as_str_list(value)
         return v is not None, v

@@ -222,7 +222,7 @@ class Engine:
         on_progress: ProgressFn | None = None,
         devices: Sequence[str] | None = None,
         mode: str | None = None,
-        dynamic: bool | None | str = "config",
+        dynamic: bool | str | None = "config",
         only_target: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> FileResult:
@@ -267,8 +267,11 @@ class Engine:
         result.imports = list(found.get("imports", []))
         units = found.get("units", [])
         if only_target is not None:
-            units = [u for u in units if only_target in (u["name"], u["attr"])
-                     or only_target.startswith(u["name"] + "[")]
+            units = [
+                u
+                for u in units
+                if only_target in (u["name"], u["attr"]) or only_target.startswith(u["name"] + "[")
+            ]
         for unit in units:
             if cancel is not None and cancel.cancelled:
                 result.cancelled = True
@@ -281,8 +284,15 @@ class Engine:
             if dynamic != "config":
                 params["dynamic"] = dynamic
             try:
-                out = self._job("analyze", params, Path(unit["path"]), unit["line"],
-                                self._target_name(unit), cancel, on_progress)
+                out = self._job(
+                    "analyze",
+                    params,
+                    Path(unit["path"]),
+                    unit["line"],
+                    self._target_name(unit),
+                    cancel,
+                    on_progress,
+                )
             except JobCancelled:
                 result.cancelled = True
                 break

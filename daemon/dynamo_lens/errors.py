@@ -176,7 +176,9 @@ def error_from_death(
     hints: Sequence[str] = (),
     target: str | None = None,
 ) -> Finding:
-    frames = [frame_at(f.path, f.line, f.name) for f in ws.user_frames(frames_from_fault_dump(dump))]
+    frames = [
+        frame_at(f.path, f.line, f.name) for f in ws.user_frames(frames_from_fault_dump(dump))
+    ]
     if frames:
         deepest = frames[-1]
         code = source_line(deepest.path, deepest.line).strip()

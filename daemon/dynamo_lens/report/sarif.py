@@ -32,7 +32,9 @@ def _uri(path: str, root: Path) -> str:
         return Path(path).as_uri()
 
 
-def _location(path: str, line: int, col: int, end_line: int, end_col: int, root: Path) -> dict[str, Any]:
+def _location(
+    path: str, line: int, col: int, end_line: int, end_col: int, root: Path
+) -> dict[str, Any]:
     return {
         "physicalLocation": {
             "artifactLocation": {"uri": _uri(path, root), "uriBaseId": "%SRCROOT%"},
@@ -71,9 +73,18 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
             }
             if len(f.stack) > 1:
                 r["relatedLocations"] = [
-                    {**_location(fr.path, fr.line, fr.column or 1, fr.end_line or fr.line,
-                                 fr.end_column or (fr.column or 1) + 1, root),
-                     "id": i, "message": {"text": f"called from {fr.name or 'here'}"}}
+                    {
+                        **_location(
+                            fr.path,
+                            fr.line,
+                            fr.column or 1,
+                            fr.end_line or fr.line,
+                            fr.end_column or (fr.column or 1) + 1,
+                            root,
+                        ),
+                        "id": i,
+                        "message": {"text": f"called from {fr.name or 'here'}"},
+                    }
                     for i, fr in enumerate(f.stack[:-1])
                 ]
             out_results.append(r)

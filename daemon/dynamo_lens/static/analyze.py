@@ -410,7 +410,11 @@ _COMPILING_TRUE = {
     "torch._dynamo.is_compiling",
     "torch._utils.is_compiling",
 }
-_COMPILING_FALSE = {"torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export"}
+_COMPILING_FALSE = {
+    "torch.jit.is_scripting",
+    "torch.jit.is_tracing",
+    "torch.onnx.is_in_onnx_export",
+}
 _MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16"}
 _LOOP_NOTE = (
     " Inside a loop, a graph break makes Dynamo skip the whole function (GB7000), so none of "
@@ -559,12 +563,15 @@ class Analyzer:
         self.class_by_qual = {c.qualname: c for c in self.ix.all_classes}
         self.disabled_names: set[str] = {n for n, f in self.ix.functions.items() if f.disabled}
         self.flags = _Flags()
+        self.globals: dict[str, V] = {}
         self._scan_module_config()
         self.states: dict[int, _State] = {}
         self.funcs: dict[int, FuncInfo] = {}
         self._creates_params: dict[str, bool] = {}
         self._init_class_attrs()
         self.globals = self._module_globals()
+        # __init__ walks saw no module globals yet; redo them now that globals are known.
+        self._init_class_attrs()
 
     # ---- module-level facts -----------------------------------------------------------------
     def _scan_module_config(self) -> None:
@@ -683,10 +690,14 @@ class Analyzer:
         return out
 
     def _compile_calls(self) -> Iterable[tuple[FuncInfo | None, ast.Call]]:
-        def visit(body: list[ast.stmt], scope: FuncInfo | None) -> Iterable[tuple[FuncInfo | None, ast.Call]]:
+        def visit(
+            body: list[ast.stmt], scope: FuncInfo | None
+        ) -> Iterable[tuple[FuncInfo | None, ast.Call]]:
             for stmt in body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue  # visited with its own scope below
+                if isinstance(stmt, ast.ClassDef):
+                    continue  # methods are visited as functions
                 for n in ast.walk(stmt):
                     if isinstance(n, ast.Call) and self.ix.qualify(n.func) == "torch.compile":
                         yield scope, n
@@ -707,9 +718,7 @@ class Analyzer:
                 return last
         return self.ix.global_nodes.get(name)
 
-    def _resolve_target(
-        self, e: ast.expr, scope: FuncInfo | None, depth: int = 0
-    ) -> Target | None:
+    def _resolve_target(self, e: ast.expr, scope: FuncInfo | None, depth: int = 0) -> Target | None:
         if depth > 8:
             return None
         if isinstance(e, ast.Call):
@@ -794,10 +803,11 @@ class Analyzer:
                 continue
             args_e = tup.elts[1]
             kw_e = tup.elts[2] if len(tup.elts) > 2 else None
-            if isinstance(args_e, (ast.Tuple, ast.List)):
-                qw = _Walker(self, fi, {}, {}, quiet=True)
-                qw.env = dict(env)
-                args = [qw.expr(a) for a in args_e.elts]
+            qw = _Walker(self, fi, {}, {}, quiet=True)
+            qw.env = dict(env)
+            args_v = qw.expr(args_e)
+            if args_v.k == K.TUPLE:
+                args = list(args_v.elts)
                 kwargs: dict[str, V] = {}
                 if isinstance(kw_e, ast.Dict):
                     for k, v in zip(kw_e.keys, kw_e.values, strict=True):
@@ -848,14 +858,15 @@ class Analyzer:
             for callee, args, kwargs, node, bound_self, closure in w.calls:
                 cst = self.state(callee)
                 cst.callers.add(id(fi))
-                first = cst.runs == 0 and callee not in queue
                 base = _param_defaults(callee, entry=cst.entry or _is_forward(callee))
-                bound = _bind(callee, args, kwargs, bound_self)
-                new = {**base, **bound} if first or not cst.params else cst.params
-                if not first and cst.params:
-                    new = _join_params(cst.params, {**base, **bound})
+                incoming = {**base, **_bind(callee, args, kwargs, bound_self)}
+                first = cst.runs == 0 and callee not in queue
                 if cst.entry:
                     new = cst.params  # a target's own parameters stay as declared
+                elif first and not cst.params:
+                    new = incoming
+                else:
+                    new = _join_params(cst.params, incoming)
                 changed = new != cst.params
                 cst.params = new
                 if closure:
@@ -1011,7 +1022,9 @@ class _Walker:
         assert self.fi is not None
         self.body(self.fi.node.body)
 
-    def hit(self, rule_id: str, node: ast.AST, what: str | None = None, gb: str | None = None) -> None:
+    def hit(
+        self, rule_id: str, node: ast.AST, what: str | None = None, gb: str | None = None
+    ) -> None:
         if self.quiet:
             return
         key = (id(node), rule_id)
@@ -1254,6 +1267,10 @@ class _Walker:
             return self.binop(e.op, left, right, e)
         if isinstance(e, ast.Compare):
             vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
+            for op, right in zip(e.ops, vals[1:], strict=True):
+                if isinstance(op, (ast.In, ast.NotIn)) and right.tensor:
+                    # Tensor.__contains__ is (t == v).any().item(): a host read (GB0124).
+                    self.hit("tensor-to-python-scalar", e, "`in` test on a tensor")
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
                 return SCALAR
             if any(v.tensor for v in vals):
@@ -1355,7 +1372,11 @@ class _Walker:
 
     def iter_value(self, it: ast.expr) -> V:
         """The value of each item when iterating over ``it``."""
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id not in self.locals:
+        if (
+            isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Name)
+            and it.func.id not in self.locals
+        ):
             fn = it.func.id
             if fn == "range":
                 for a in it.args:
@@ -1382,7 +1403,7 @@ class _Walker:
             return v
         if e.id in self.locals:
             return UNKNOWN
-        g = self.an.globals.get(e.id) if hasattr(self.an, "globals") else None
+        g = self.an.globals.get(e.id)
         if g is not None:
             return g
         return UNKNOWN
@@ -1469,10 +1490,11 @@ class _Walker:
                 if func.id not in self.an.globals:
                     bare = func.id
         recv: V | None = None
+        callee: V | None = None
         if q is None and isinstance(func, ast.Attribute):
             recv = self.expr(func.value)
         elif q is None and not isinstance(func, ast.Name):
-            self.expr(func)
+            callee = self.expr(func)  # self.layers[i](x), getattr(self, name)(x), ...
         args = [self.expr(a) for a in e.args]
         kwargs = {k.arg: self.expr(k.value) for k in e.keywords if k.arg is not None}
         for k in e.keywords:
@@ -1486,6 +1508,8 @@ class _Walker:
             return self.method_call(e, func, recv, args, kwargs)
         if isinstance(func, ast.Name):
             return self.local_call(e, func.id, args, kwargs)
+        if callee is not None and callee.k == K.MODULE:
+            return self.call_module(e, callee, args, kwargs)
         return UNKNOWN
 
     def reach(
@@ -1495,7 +1519,9 @@ class _Walker:
         if self.quiet or self.fi is None:
             return UNKNOWN
         if fi.disabled:
-            self.hit("compiler-disabled-call", e, f"call to {fi.name}(), which is compiler-disabled")
+            self.hit(
+                "compiler-disabled-call", e, f"call to {fi.name}(), which is compiler-disabled"
+            )
             return UNKNOWN
         closure: dict[str, V] = {}
         if fi.parent is not None and fi.parent is self.fi:
@@ -1527,6 +1553,8 @@ class _Walker:
 
     def local_call(self, e: ast.Call, name: str, args: list[V], kwargs: dict[str, V]) -> V:
         v = self.env.get(name)
+        if v is None and name not in self.locals:
+            v = self.an.globals.get(name)
         if v is not None and v.k == K.MODULE:
             return self.call_module(e, v, args, kwargs)
         fi = self.an._lookup_func(name, self.fi) if self.fi is not None else None
@@ -1538,7 +1566,9 @@ class _Walker:
             ci = self.ix.classes[name]
             if ci.is_module:
                 if self.an.creates_params(ci):
-                    self.hit("module-construction", e, f"{name}(...) constructed inside compiled code")
+                    self.hit(
+                        "module-construction", e, f"{name}(...) constructed inside compiled code"
+                    )
                 return m.module_of(frozenset({ci.qualname}))
             init = self.ix.method(ci, "__init__")
             if init is not None:
@@ -1641,7 +1671,7 @@ class _Walker:
             self.hit("debugger", e, f"{q}() call", "GB0007" if root == "pdb" else "")
             return SCALAR
         if q in _FRAME_FNS:
-            self.hit("frame-inspection", e, f"{q}() call", "GB0007" if root != "traceback" else "GB0007")
+            self.hit("frame-inspection", e, f"{q}() call")
             return UNKNOWN
         if q in _IO_GB:
             self.hit("file-io", e, f"{q}() call", _IO_GB[q])
@@ -1698,7 +1728,12 @@ class _Walker:
             return SCALAR
         if q in ("torch.compiler.disable", "torch._dynamo.disable"):
             return UNKNOWN
-        if q in ("torch.manual_seed", "torch.seed", "torch.random.manual_seed", "torch.random.seed"):
+        if q in (
+            "torch.manual_seed",
+            "torch.seed",
+            "torch.random.manual_seed",
+            "torch.random.seed",
+        ):
             self.hit("python-random", e, f"{q}() call")
             return UNKNOWN
         if q in ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all"):
@@ -1739,7 +1774,9 @@ class _Walker:
             return SEQ
         if fn == "repeat_interleave" and not self.an.flags.capture_dynamic_output_shape_ops:
             reps = args[1] if len(args) > 1 else kwargs.get("repeats")
-            if (len(args) == 1 and args[0].tensor and not kwargs) or (reps is not None and reps.tensor):
+            if (len(args) == 1 and args[0].tensor and not kwargs) or (
+                reps is not None and reps.tensor
+            ):
                 self.hit("dynamic-shape-op", e, "repeat_interleave() with tensor repeats")
         if fn == "one_hot" and ns == "torch.nn.functional":
             if len(e.args) < 2 and not any(k.arg == "num_classes" for k in e.keywords):
@@ -1753,11 +1790,15 @@ class _Walker:
             if len(args) > 1 and args[1].tensor:
                 return TENSOR
             return SEQ
-        if fn in ("unique", "nonzero") and any(k.arg in ("return_inverse", "return_counts", "as_tuple") for k in e.keywords):
+        if fn in ("unique", "nonzero") and any(
+            k.arg in ("return_inverse", "return_counts", "as_tuple") for k in e.keywords
+        ):
             return SEQ
         if fn in _TORCH_BOOL:
             return BOOL
-        if fn in ("zeros", "ones", "empty", "full", "tensor", "as_tensor", "rand") and _bool_dtype(e):
+        if fn in ("zeros", "ones", "empty", "full", "tensor", "as_tensor", "rand") and _bool_dtype(
+            e
+        ):
             return BOOL
         if fn[:1].isupper():
             return UNKNOWN  # classes: torch.Size, torch.Generator, ...
@@ -1778,7 +1819,9 @@ class _Walker:
         if isinstance(e, ast.Attribute):
             v = self.peek(e.value)
             if v.k in (K.SELF, K.MODULE):
-                for ci in self._classes(v) or ([self._self_class(v)] if self._self_class(v) else []):
+                for ci in self._classes(v) or (
+                    [self._self_class(v)] if self._self_class(v) else []
+                ):
                     if ci is None:
                         continue
                     fi = self.ix.method(ci, e.attr)
@@ -1825,7 +1868,13 @@ class _Walker:
         return UNKNOWN
 
     def self_method(
-        self, e: ast.Call, func: ast.Attribute, recv: V, name: str, args: list[V], kwargs: dict[str, V]
+        self,
+        e: ast.Call,
+        func: ast.Attribute,
+        recv: V,
+        name: str,
+        args: list[V],
+        kwargs: dict[str, V],
     ) -> V:
         if "<super>" in recv.classes:
             # super().forward(x): look the method up in the enclosing class's bases.
@@ -1848,12 +1897,22 @@ class _Walker:
             return self.call_module(e, attr, args, kwargs)
         if attr is not None and attr.k == K.LOGGER:
             return SCALAR
+        if attr is not None and attr.k == K.UNKNOWN and ci.is_module:
+            # A layer built in __init__ from something defined elsewhere (an imported block,
+            # a factory): calling it inside forward gives a tensor.
+            return TENSOR
         if name == "register_buffer" and len(e.args) >= 2:
             return SCALAR
         return UNKNOWN
 
     def tensor_method(
-        self, e: ast.Call, func: ast.Attribute, recv: V, name: str, args: list[V], kwargs: dict[str, V]
+        self,
+        e: ast.Call,
+        func: ast.Attribute,
+        recv: V,
+        name: str,
+        args: list[V],
+        kwargs: dict[str, V],
     ) -> V:
         known = recv.tensor
         flags = self.an.flags
@@ -1913,7 +1972,17 @@ class _Walker:
             return BOOL
         if name in ("type",) and not e.args:
             return SCALAR
-        if name in ("masked_fill", "masked_fill_", "where", "clone", "detach", "contiguous", "cpu", "cuda", "to"):
+        if name in (
+            "masked_fill",
+            "masked_fill_",
+            "where",
+            "clone",
+            "detach",
+            "contiguous",
+            "cpu",
+            "cuda",
+            "to",
+        ):
             return BOOL if recv.k == K.BOOL and name != "where" else TENSOR
         return TENSOR
 
@@ -2023,9 +2092,19 @@ def _int_tensor_expr(e: ast.expr) -> bool:
         if name in _INT_PRODUCERS:
             return True
         if name == "to":
-            return any((dotted(a) or "").endswith(("long", "int64", "int32", "int")) for a in e.args)
+            return any(
+                (dotted(a) or "").endswith(("long", "int64", "int32", "int")) for a in e.args
+            )
         if isinstance(f, ast.Attribute):
-            return _int_tensor_expr(f.value) and name in ("flatten", "view", "reshape", "squeeze", "cpu", "detach", "contiguous")
+            return _int_tensor_expr(f.value) and name in (
+                "flatten",
+                "view",
+                "reshape",
+                "squeeze",
+                "cpu",
+                "detach",
+                "contiguous",
+            )
     if isinstance(e, ast.Attribute) and e.attr == "indices":
         return True
     return False

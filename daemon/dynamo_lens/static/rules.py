@@ -33,14 +33,10 @@ class Rule:
     confidence: str = "high"
 
     def with_gb(self, gb_id: str | None) -> Rule:
-        return Rule(
-            self.id, self.message, self.explanation, self.hint, gb_id, self.confidence
-        )
+        return Rule(self.id, self.message, self.explanation, self.hint, gb_id, self.confidence)
 
 
-def _r(
-    id: str, what: str, explanation: str, hint: str, gb: str | None, conf: str = "high"
-) -> Rule:
+def _r(id: str, what: str, explanation: str, hint: str, gb: str | None, conf: str = "high") -> Rule:
     return Rule(id, f"Likely graph break: {what}", explanation, hint, gb, conf)
 
 

@@ -10,6 +10,7 @@ SIGUSR2 cancels the running job.
 from __future__ import annotations
 
 import faulthandler
+import functools
 import os
 import signal
 import sys
@@ -19,7 +20,6 @@ from typing import Any
 
 from ..protocol import Channel, ChannelClosed
 from .cancel import Cancelled
-
 
 _in_job = False
 
@@ -114,15 +114,15 @@ def main() -> int:
         job_id = msg.get("id")
         fn = jobs.JOBS.get(str(op))
         if fn is None:
-            chan.send({"ev": "failed", "id": job_id, "error": {"type": "UnknownOp", "message": str(op)}})
+            chan.send(
+                {"ev": "failed", "id": job_id, "error": {"type": "UnknownOp", "message": str(op)}}
+            )
             continue
         if crash is not None:
             crash.seek(0)
             crash.truncate()
 
-        def progress(**kw: Any) -> None:
-            chan.send({"ev": "progress", "id": job_id, **kw})
-
+        progress = functools.partial(_send_progress, chan, job_id)
         try:
             _in_job = True
             result = fn(msg.get("params") or {}, progress)
@@ -140,6 +140,10 @@ def main() -> int:
             _in_job = False
             sys.stdout.flush()
             sys.stderr.flush()
+
+
+def _send_progress(chan: Channel, job_id: Any, **kw: Any) -> None:
+    chan.send({"ev": "progress", "id": job_id, **kw})
 
 
 def _describe(exc: BaseException) -> dict[str, str]:

@@ -104,7 +104,7 @@ class Site:
 
 
 def _frames_from_text(text: str) -> list[Frame]:
-    out = []
+    out: list[Frame] = []
     for ln in text.splitlines():
         m = _TB_FRAME_RE.match(ln)
         if m:
@@ -113,7 +113,7 @@ def _frames_from_text(text: str) -> list[Frame]:
 
 
 def _clean(frames: list[Frame]) -> list[Frame]:
-    out = []
+    out: list[Frame] = []
     for f in frames:
         name = clean_function_name(f.name)
         if name != f.name:
@@ -220,4 +220,3 @@ def find_breaks(fn: Any, call: Call, ws: Workspace, target: str) -> BreakResult:
     findings = [to_finding(s, target) for s in sites]
     findings.sort(key=lambda f: (f.path, f.line, f.column))
     return BreakResult(findings, int(out.graph_count), int(out.op_count))
-

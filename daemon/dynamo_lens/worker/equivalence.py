@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten_with_path, keystr
+from torch.utils._pytree import keystr, tree_flatten_with_path
 
 from ..findings import Finding, Kind, Severity
 from ..locate import name_span
@@ -30,7 +30,9 @@ _TOLERANCES = {
 _GRAD_FACTOR = 10.0
 
 
-def tolerance(dtype: torch.dtype, rtol: float | None, atol: float | None, grad: bool) -> tuple[float, float]:
+def tolerance(
+    dtype: torch.dtype, rtol: float | None, atol: float | None, grad: bool
+) -> tuple[float, float]:
     base_r, base_a = _TOLERANCES.get(dtype, (0.0, 0.0))
     if grad:
         base_r, base_a = base_r * _GRAD_FACTOR, base_a * _GRAD_FACTOR
@@ -69,7 +71,7 @@ def compare(
     if a_spec != e_spec:
         return [Difference(label, f"structure differs: compiled {a_spec} vs eager {e_spec}")]
     diffs = []
-    for (path, a), (_, e) in zip(a_leaves, e_leaves):
+    for (path, a), (_, e) in zip(a_leaves, e_leaves, strict=True):
         where = f"{label}{keystr(path)}"
         if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
             if a.shape != e.shape:
@@ -80,9 +82,7 @@ def compare(
                 continue
             r, t = tolerance(e.dtype, rtol, atol, grad)
             try:
-                torch.testing.assert_close(
-                    a, e, rtol=r, atol=t, equal_nan=True, check_device=False
-                )
+                torch.testing.assert_close(a, e, rtol=r, atol=t, equal_nan=True, check_device=False)
             except AssertionError:
                 max_abs, max_rel = _errors(a, e)
                 diffs.append(
@@ -97,7 +97,9 @@ def compare(
                         str(e.dtype).replace("torch.", ""),
                     )
                 )
-        elif a != e and not (isinstance(a, float) and isinstance(e, float) and math.isclose(a, e, rel_tol=1e-6)):
+        elif a != e and not (
+            isinstance(a, float) and isinstance(e, float) and math.isclose(a, e, rel_tol=1e-6)
+        ):
             diffs.append(Difference(where, f"{a!r:.60} vs eager {e!r:.60}"))
     return diffs
 
@@ -211,8 +213,10 @@ def check(
     }
     if not diffs:
         return [], summary
-    cls_name = type(target.fn).__name__ if isinstance(target.fn, torch.nn.Module) else getattr(
-        target.fn, "__name__", ""
+    cls_name = (
+        type(target.fn).__name__
+        if isinstance(target.fn, torch.nn.Module)
+        else getattr(target.fn, "__name__", "")
     )
     span = name_span(target.path, target.line, cls_name)
     first = diffs[0]

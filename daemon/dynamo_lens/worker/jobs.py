@@ -78,12 +78,16 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     except Cancelled:
         raise
     except BaseException as exc:  # user code: SystemExit and friends included
-        f = error_from_exception(exc, ws, str(path), 1, what=f"importing {path.name}")
-        return {"units": [], "findings": [f.to_dict()]}
+        err = error_from_exception(exc, ws, str(path), 1, what=f"importing {path.name}")
+        return {"units": [], "findings": [err.to_dict()]}
     attrs = [t.split(":", 1)[1] for t in params.get("config_targets", [])]
     units = discover(module, path, attrs, cfg.guess_targets)
     imports = sorted(
-        {f for m in list(sys.modules.values()) if (f := getattr(m, "__file__", None)) and ws.contains(f)}
+        {
+            f
+            for m in list(sys.modules.values())
+            if (f := getattr(m, "__file__", None)) and ws.contains(f)
+        }
     )
     return {"units": [u.to_dict() for u in units], "findings": [], "imports": imports}
 
@@ -144,8 +148,35 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         env["devices_missing"] = missing
     reports = []
     for ti, target in enumerate(targets):
-        name = f"{_rel(unit.path, ws)}::{target.name}"
-        report = TargetReport(
+        run = _TargetRun(target, ws, cfg, env, checks, f"{_rel(unit.path, ws)}::{target.name}")
+        reports.append(
+            run.execute(
+                progress,
+                frac=ti / max(len(targets), 1),
+                devices=wanted_devices,
+                mode=mode,
+                dynamic=dynamic,
+                min_run_time=float(params.get("min_run_time", 0.2)),
+            ).to_dict()
+        )
+    return {"reports": reports, "findings": file_findings}
+
+
+class _TargetRun:
+    """All requested checks of one target; each check's failure is that check's finding."""
+
+    def __init__(
+        self,
+        target: Target,
+        ws: Workspace,
+        cfg: Config,
+        env: dict[str, Any],
+        checks: list[str],
+        name: str,
+    ) -> None:
+        self.target, self.ws, self.cfg, self.checks, self.name = target, ws, cfg, checks, name
+        self.findings: list[Finding] = []
+        self.report = TargetReport(
             target=name,
             path=target.path,
             line=target.line,
@@ -156,108 +187,124 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             input_shapes=_input_shapes(target),
             measured_at=time.time(),
         )
-        findings: list[Finding] = []
 
-        def guarded(what: str, fn: Callable[[], None], device: str | None = None) -> None:
-            try:
-                fn()
-            except Exception as exc:
-                findings.append(
-                    error_from_exception(
-                        exc, ws, target.path, target.line, what=what, target=name, device=device
-                    )
+    def _guarded(self, what: str, fn: Callable[[], None], device: str | None = None) -> None:
+        try:
+            fn()
+        except Exception as exc:
+            t = self.target
+            self.findings.append(
+                error_from_exception(
+                    exc, self.ws, t.path, t.line, what=what, target=self.name, device=device
                 )
+            )
 
-        frac = ti / max(len(targets), 1)
-        if "breaks" in checks:
+    def _breaks(self) -> None:
+        res = breaks.find_breaks(self.target.fn, self.target.calls[0], self.ws, self.name)
+        self.findings.extend(res.findings)
+        self.report.graph_count = res.graph_count
+
+    def _recompiles(self, dynamic: bool | None) -> None:
+        t = self.target
+        res = recompiles.find_recompiles(
+            t,
+            self.ws,
+            name=self.name,
+            dynamic=dynamic,
+            limit=self.cfg.recompile_limit,
+            probes=self.cfg.recompile_probes,
+            compiled_frames=[t.path],
+        )
+        self.findings.extend(res.findings)
+        self.report.recompile_count = res.recompiles
+        self.report.variants = res.variants
+        for exc, call in res.errors:
+            what = f"variant {recompiles.describe_call(call)}"
+            self.findings.append(
+                error_from_exception(exc, self.ws, t.path, t.line, what=what, target=self.name)
+            )
+        if "breaks" in self.checks:
+            # Variants can take branches the first call did not: their breaks count too.
+            for cap in res.cap_breaks:
+                for site in breaks.collect_sites(None, cap, self.ws):
+                    self.findings.append(breaks.to_finding(site, self.name))
+
+    def _equivalence(self, dev: str, backend: Any, mode: str, dynamic: bool | None) -> None:
+        res, summary = equivalence.check(
+            self.target,
+            dev,
+            name=self.name,
+            backend=backend,
+            backend_name=self.cfg.backend,
+            mode=mode,
+            dynamic=dynamic,
+            rtol=self.cfg.rtol,
+            atol=self.cfg.atol,
+            grads_mode=self.cfg.grads,
+        )
+        self.findings.extend(res)
+        self.report.equivalence.append(summary)
+
+    def _timings(
+        self, dev: str, backend: Any, mode: str, dynamic: bool | None, min_run_time: float
+    ) -> None:
+        self.report.timings.append(
+            timings.measure(
+                self.target,
+                dev,
+                backend=backend,
+                backend_name=self.cfg.backend,
+                mode=mode,
+                dynamic=dynamic,
+                min_run_time=min_run_time,
+            )
+        )
+
+    def execute(
+        self,
+        progress: Progress,
+        *,
+        frac: float,
+        devices: list[str],
+        mode: str,
+        dynamic: bool | None,
+        min_run_time: float,
+    ) -> TargetReport:
+        tn, name = self.target.name, self.name
+        if "breaks" in self.checks:
             progress(stage="breaks", target=name, fraction=frac)
-
-            def do_breaks() -> None:
-                res = breaks.find_breaks(target.fn, target.calls[0], ws, name)
-                findings.extend(res.findings)
-                report.graph_count = res.graph_count
-
-            guarded(f"tracing {target.name}", do_breaks)
-        if "recompiles" in checks:
+            self._guarded(f"tracing {tn}", self._breaks)
+        if "recompiles" in self.checks:
             progress(stage="recompiles", target=name, fraction=frac)
-
-            def do_recompiles() -> None:
-                res = recompiles.find_recompiles(
-                    target,
-                    ws,
-                    name=name,
-                    dynamic=dynamic,
-                    limit=cfg.recompile_limit,
-                    probes=cfg.recompile_probes,
-                    compiled_frames=[target.path],
-                )
-                findings.extend(res.findings)
-                report.recompile_count = res.recompiles
-                report.variants = res.variants
-                for exc, call in res.errors:
-                    findings.append(
-                        error_from_exception(
-                            exc,
-                            ws,
-                            target.path,
-                            target.line,
-                            what=f"variant {recompiles.describe_call(call)}",
-                            target=name,
-                        )
-                    )
-                if "breaks" in checks:
-                    # Variants can take branches the first call did not: their breaks count too.
-                    for cap in res.cap_breaks:
-                        for site in breaks.collect_sites(None, cap, ws):
-                            findings.append(breaks.to_finding(site, name))
-
-            guarded(f"running variants of {target.name}", do_recompiles)
-        backend = resolve_backend(cfg.backend)
-        for dev in wanted_devices:
-            if "equivalence" in checks:
-                progress(stage="equivalence", target=name, device=dev, fraction=frac)
-
-                def do_equiv(dev: str = dev) -> None:
-                    res, summary = equivalence.check(
-                        target,
+            self._guarded(f"running variants of {tn}", lambda: self._recompiles(dynamic))
+        backend: list[Any] = []
+        if "equivalence" in self.checks or "timings" in self.checks:
+            self._guarded(
+                f"loading the backend {self.cfg.backend!r}",
+                lambda: backend.append(resolve_backend(self.cfg.backend)),
+            )
+        if backend:
+            for dev in devices:
+                if "equivalence" in self.checks:
+                    progress(stage="equivalence", target=name, device=dev, fraction=frac)
+                    self._guarded(
+                        f"comparing compiled and eager {tn} on {dev}",
+                        lambda dev=dev: self._equivalence(dev, backend[0], mode, dynamic),  # type: ignore[misc]
                         dev,
-                        name=name,
-                        backend=backend,
-                        backend_name=cfg.backend,
-                        mode=mode,
-                        dynamic=dynamic,
-                        rtol=cfg.rtol,
-                        atol=cfg.atol,
-                        grads_mode=cfg.grads,
                     )
-                    findings.extend(res)
-                    report.equivalence.append(summary)
-
-                guarded(f"comparing compiled and eager {target.name} on {dev}", do_equiv, dev)
-            if "timings" in checks:
-                progress(stage="timings", target=name, device=dev, fraction=frac)
-
-                def do_time(dev: str = dev) -> None:
-                    report.timings.append(
-                        timings.measure(
-                            target,
-                            dev,
-                            backend=backend,
-                            backend_name=cfg.backend,
-                            mode=mode,
-                            dynamic=dynamic,
-                            min_run_time=float(params.get("min_run_time", 0.2)),
-                        )
+                if "timings" in self.checks:
+                    progress(stage="timings", target=name, device=dev, fraction=frac)
+                    self._guarded(
+                        f"timing {tn} on {dev}",
+                        lambda dev=dev: self._timings(dev, backend[0], mode, dynamic, min_run_time),  # type: ignore[misc]
+                        dev,
                     )
-
-                guarded(f"timing {target.name} on {dev}", do_time, dev)
         torch._dynamo.reset()
-        findings = dedupe(findings)
-        _label_guess(findings, target)
-        report.findings = findings
-        report.break_count = sum(1 for f in findings if f.kind == Kind.GRAPH_BREAK)
-        reports.append(report.to_dict())
-    return {"reports": reports, "findings": file_findings}
+        findings = dedupe(self.findings)
+        _label_guess(findings, self.target)
+        self.report.findings = findings
+        self.report.break_count = sum(1 for f in findings if f.kind == Kind.GRAPH_BREAK)
+        return self.report
 
 
 def ping_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
@@ -269,4 +316,3 @@ JOBS: dict[str, Callable[[dict[str, Any], Progress], dict[str, Any]]] = {
     "analyze": analyze_job,
     "ping": ping_job,
 }
-

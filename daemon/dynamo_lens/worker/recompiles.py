@@ -25,10 +25,14 @@ from .usercode import Call, Target
 _REASON_RE = re.compile(r"^(?:\d+/\d+:\s*)?(?P<guard>.*?)(?:\s{2,}#\s+(?P<rest>.*))?$", re.S)
 _LOC_RE = re.compile(r"#\s+(?P<tail>\S+?):(?P<line>\d+) in (?P<fn>[\w<>]+)")
 _FILE_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
-_SIZE_RE = re.compile(r"tensor '(?P<var>.+?)' size mismatch at index (?P<dim>\d+)\. "
-                      r"expected (?P<exp>\d+), actual (?P<act>\d+)")
-_DTYPE_RE = re.compile(r"tensor '(?P<var>.+?)' dtype mismatch\. expected (?P<exp>\w+), actual "
-                       r"(?P<act>\w+)")
+_SIZE_RE = re.compile(
+    r"tensor '(?P<var>.+?)' size mismatch at index (?P<dim>\d+)\. "
+    r"expected (?P<exp>\d+), actual (?P<act>\d+)"
+)
+_DTYPE_RE = re.compile(
+    r"tensor '(?P<var>.+?)' dtype mismatch\. expected (?P<exp>\w+), actual "
+    r"(?P<act>\w+)"
+)
 _TENSOR_META_RE = re.compile(r"tensor '(?P<var>.+?)' (?P<what>[\w ]+?) mismatch")
 _NONE_RE = re.compile(r"^(?P<var>\S+) is (?P<neg>not )?None$")
 _LEN_RE = re.compile(r"^len\((?P<var>.+)\) == (?P<val>\d+)$")
@@ -204,8 +208,9 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
         message=message,
         explanation=(
             "Dynamo guards on what it specialised while tracing; a call that fails a guard "
-            "compiles again. Input variants " + ("declared in the example" if declared else
-            "probed by perturbing dims and scalars") + " triggered this."
+            "compiles again. Input variants "
+            + ("declared in the example" if declared else "probed by perturbing dims and scalars")
+            + " triggered this."
         ),
         hints=[fix],
         target=target,
@@ -255,12 +260,17 @@ def probe_families(call: Call, n: int, max_families: int = 6) -> list[list[Call]
         if isinstance(value, torch.Tensor) and value.dim() >= 1:
             for d in range(value.dim()):
                 families.append(
-                    [call, *(with_value(slot, _perturb_tensor(value, d, k)) for k in range(1, n + 1))]
+                    [
+                        call,
+                        *(with_value(slot, _perturb_tensor(value, d, k)) for k in range(1, n + 1)),
+                    ]
                 )
         elif isinstance(value, int) and not isinstance(value, bool):
             families.append([call, *(with_value(slot, value + k) for k in range(1, n + 1))])
         elif isinstance(value, float):
-            families.append([call, *(with_value(slot, value * (1 + 0.5 * k)) for k in range(1, n + 1))])
+            families.append(
+                [call, *(with_value(slot, value * (1 + 0.5 * k)) for k in range(1, n + 1))]
+            )
     return families[:max_families]
 
 
@@ -348,15 +358,19 @@ def find_recompiles(
         caps.append(cap)
         metrics = [e.metadata for e in cap.of("compilation_metrics")]
         candidates = list(dict.fromkeys([target.path, *compiled_frames]))
-        for f in cap.events:
-            for fr in cap.frames(f.metadata.get("user_stack")):
+        for ev in cap.events:
+            for fr in cap.frames(ev.metadata.get("user_stack")):
                 if fr.path and fr.path not in candidates:
                     candidates.append(fr.path)
         limit_frames: set[tuple[str, int]] = set()
         touched: set[tuple[str, str, str, int]] = set()
         for m in metrics:
             fail = str(m.get("fail_reason") or "")
-            if "recompile limit" in fail or "cache_size_limit" in fail or "cache size limit" in fail:
+            if (
+                "recompile limit" in fail
+                or "cache_size_limit" in fail
+                or "cache size limit" in fail
+            ):
                 limit_frames.add((str(m.get("co_filename")), int(m.get("co_firstlineno") or 0)))
             if m.get("fail_type") is None:
                 compiles += 1
@@ -391,4 +405,3 @@ def find_recompiles(
             continue
         findings.append(f)
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
-

@@ -115,10 +115,10 @@ def _defined_here(obj: Any, path: Path) -> bool:
 
 def _constructible_without_args(cls: type) -> bool:
     try:
-        sig = inspect.signature(cls.__init__)
+        sig = inspect.signature(cls)
     except (TypeError, ValueError):
         return False
-    for p in list(sig.parameters.values())[1:]:
+    for p in sig.parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         if p.default is p.empty:

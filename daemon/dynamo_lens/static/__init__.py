@@ -1,0 +1,21 @@
+"""Instant static hints: likely graph breaks from the source alone, reconciled with real runs.
+
+Pure Python (``ast``); never imports torch, so the daemon can run it on every keystroke.
+"""
+
+from __future__ import annotations
+
+from .analyze import analyze_path, analyze_source, reachable_functions
+from .reconcile import Reconciler, function_hashes
+from .rules import RULES, Rule, doc_url
+
+__all__ = [
+    "RULES",
+    "Reconciler",
+    "Rule",
+    "analyze_path",
+    "analyze_source",
+    "doc_url",
+    "function_hashes",
+    "reachable_functions",
+]

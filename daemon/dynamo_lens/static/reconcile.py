@@ -1,0 +1,7 @@
+"""placeholder"""
+
+
+def function_hashes(): ...
+
+
+class Reconciler: ...

@@ -1,0 +1,224 @@
+"""Unit tests of the pure pieces: protocol framing, config validation, source ranges,
+recompile-reason parsing, graph-break message parsing, report formats."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from dynamo_lens.config import Config, apply, load
+from dynamo_lens.engine import FileResult, decode_source, syntax_error
+from dynamo_lens.findings import Finding, Frame, Kind, Severity, TargetReport, dedupe
+from dynamo_lens.locate import Workspace, expression_span, parameter_span
+from dynamo_lens.protocol import Channel, ChannelClosed
+from dynamo_lens.report import jsonout, sarif, text
+
+
+def _channel_pair() -> tuple[Channel, Channel]:
+    a_r, b_w = os.pipe()
+    b_r, a_w = os.pipe()
+    return Channel(a_r, a_w), Channel(b_r, b_w)
+
+
+def test_protocol_round_trip_large_and_many_messages() -> None:
+    a, b = _channel_pair()
+    big = {"op": "analyze", "id": 1, "params": {"blob": "x" * 3_000_000, "n": [1, 2.5, None]}}
+    t = threading.Thread(target=lambda: [a.send(big), *(a.send({"id": i}) for i in range(500))])
+    t.start()
+    assert b.recv() == big
+    assert [b.recv()["id"] for _ in range(500)] == list(range(500))
+    t.join()
+    a.close()
+    with pytest.raises(ChannelClosed):
+        b.recv()
+
+
+def test_protocol_rejects_non_map() -> None:
+    r, w = os.pipe()
+    import msgpack
+
+    os.write(w, msgpack.packb([1, 2, 3]))
+    os.close(w)
+    chan = Channel(r, os.open(os.devnull, os.O_WRONLY))
+    with pytest.raises(ChannelClosed, match="expected a map"):
+        chan.recv()
+
+
+def test_config_bad_values_fall_back_with_a_message(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\ntimeout = -3\ndevices = ["tpu"]\nmode = "reduce-overhead"\n'
+        'checks = ["breaks"]\nbogus = 1\n'
+    )
+    cfg, problems = load(tmp_path)
+    assert cfg.timeout == Config().timeout
+    assert cfg.devices == ["auto"]
+    assert cfg.mode == "reduce-overhead"
+    assert cfg.checks == ["breaks"]
+    assert len(problems) == 3
+    assert any("'timeout' has bad value -3" in p for p in problems)
+    assert any("unknown setting 'bogus'" in p for p in problems)
+
+
+def test_config_editor_settings_override_and_accept_camel_case() -> None:
+    cfg, problems = apply(
+        Config(), {"workerCount": 2, "checksOnSave": ["breaks"], "dynamic": None}, "s"
+    )
+    assert problems == []
+    assert cfg.workers == 2 and cfg.checks_on_save == ["breaks"] and cfg.dynamic is None
+
+
+def test_broken_pyproject_is_reported_not_fatal(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.dynamo-lens\n")
+    cfg, problems = load(tmp_path)
+    assert cfg == Config()
+    assert problems and "cannot read pyproject.toml" in problems[0]
+
+
+def test_expression_span_prefers_the_named_call(tmp_path: Path) -> None:
+    p = tmp_path / "m.py"
+    p.write_text("def f(x):\n    y = x.sum().item() + 1\n    if x.mean() > 0:\n        pass\n")
+    s = expression_span(str(p), 2, "item")
+    assert (s.line, s.column, s.end_column) == (2, 9, 23)  # x.sum().item()
+    s = expression_span(str(p), 3)
+    assert (s.column, s.end_column) == (8, 20)  # x.mean() > 0
+    s = parameter_span(str(p), 1, "x")
+    assert (s.line, s.column, s.end_column) == (1, 7, 8)
+
+
+def test_workspace_excludes_libraries(tmp_path: Path) -> None:
+    (tmp_path / ".venv" / "lib").mkdir(parents=True)
+    ws = Workspace(tmp_path, [".venv"])
+    assert ws.contains(tmp_path / "a.py")
+    assert not ws.contains(tmp_path / ".venv" / "lib" / "x.py")
+    assert not ws.contains("/usr/lib/python3/dist-packages/torch/nn.py")
+    assert not ws.contains("<string>")
+
+
+def test_non_utf8_and_coding_cookie() -> None:
+    text, err = decode_source("a.py", b"x = 1\ny = '\xe9'\n")
+    assert text is None and err is not None and err.line == 2
+    text, err = decode_source("a.py", b"# -*- coding: latin-1 -*-\ny = '\xe9'\n")
+    assert err is None and text is not None and "\u00e9" in text
+
+
+def test_syntax_error_range() -> None:
+    f = syntax_error("a.py", "def f(:\n    pass\n")
+    assert f is not None and f.line == 1 and f.kind == Kind.ERROR
+
+
+def test_recompile_reason_parsing(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from dynamo_lens.worker.recompiles import classify, parse_recompile
+
+    m = tmp_path / "m2.py"
+    m.write_text("def fb(x, n):\n    x = x\n    for i in range(n):\n        x = x + i\n")
+    ws = Workspace(tmp_path)
+    metrics = {"co_filename": str(m), "co_firstlineno": 1, "co_name": "fb"}
+    rc = parse_recompile(
+        f"0/1: n == 2  # for i in range(n):  # {str(m)[-12:]}:3 in fb (_dynamo/x.py:1 in y)",
+        metrics,
+        [str(m)],
+        ws,
+    )
+    assert (rc.guard.kind, rc.guard.var, rc.line, rc.located) == ("value", "n", 3, True)
+    rc = parse_recompile(
+        "0/0: tensor 'x' size mismatch at index 0. expected 8, actual 9", metrics, [], ws
+    )
+    assert (rc.guard.kind, rc.guard.dim, rc.guard.seen, rc.located) == ("size", 0, "9", False)
+    assert classify("tensor 'x' dtype mismatch. expected Float, actual Double").kind == "dtype"
+    assert classify("mask is None").kind == "none"
+    assert classify("len(xs) == 2").kind == "len"
+    assert classify("L['self'].max_seq == 16").kind == "attr"
+    assert classify("2 <= x.size()[0] <= 8").kind == "size-range"
+
+
+def test_graph_break_message_parsing() -> None:
+    pytest.importorskip("torch")
+    from dynamo_lens.worker.breaks import parse_reason
+
+    text = (
+        "Encountered graph break when attempting to trace CALL: a function call:\n\n"
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False\n"
+        "  Explanation: Dynamo does not support tracing `Tensor.item()`.\n"
+        "  Hint: Set `torch._dynamo.config.capture_scalar_outputs = True`\n"
+        "    to include these operations.\n\n"
+        "  Developer debug context: call_method TensorVariable() item () {}\n\n"
+        " For more details about this graph break, please visit: "
+        "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html"
+    )
+    p = parse_reason(text)
+    assert p.gb_type == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    assert p.gb_id == "GB0124"
+    assert p.explanation.startswith("Dynamo does not support")
+    assert p.hints == [
+        "Set `torch._dynamo.config.capture_scalar_outputs = True` to include these operations."
+    ]
+
+
+def _finding(**kw: object) -> Finding:
+    base: dict[str, object] = dict(
+        kind=Kind.GRAPH_BREAK,
+        severity=Severity.WARNING,
+        path="/w/m.py",
+        line=3,
+        column=5,
+        end_line=3,
+        end_column=9,
+        message="Graph break: x",
+        gb_id="GB0170",
+        doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html",
+        stack=[Frame("/w/a.py", 10, "forward", 9, 10, 20), Frame("/w/m.py", 3, "helper", 5, 3, 9)],
+        target="m.py::compile_example",
+    )
+    base.update(kw)
+    return Finding(**base)  # type: ignore[arg-type]
+
+
+def test_finding_round_trip_and_dedupe() -> None:
+    f = _finding()
+    assert Finding.from_dict(json.loads(json.dumps(f.to_dict()))) == f
+    info = _finding(severity=Severity.INFORMATION)
+    assert dedupe([info, f]) == [f]
+    rep = TargetReport("t", "/w/m.py", 1, "example", findings=[f])
+    assert TargetReport.from_dict(rep.to_dict()) == rep
+
+
+def test_reports_render_every_format() -> None:
+    res = FileResult(
+        "/w/m.py", "h", reports=[TargetReport("t", "/w/m.py", 1, "example", findings=[_finding()])]
+    )
+    line = text.render([res], Path("/w")).splitlines()[0]
+    assert line == "m.py:3:5: warning: Graph break: x [GB0170]"
+    doc = jsonout.document([res], {"torch": "2.13.0"})
+    assert doc["version"] == 1 and doc["findings"][0]["gb_id"] == "GB0170"
+    assert set(doc["findings"][0]) >= {
+        "kind",
+        "severity",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "message",
+        "explanation",
+        "hints",
+        "gb_id",
+        "doc_url",
+        "stack",
+        "target",
+        "device",
+    }
+    s = sarif.document([res], Path("/w"))
+    assert s["version"] == "2.1.0"
+    run = s["runs"][0]
+    assert run["tool"]["driver"]["rules"][0]["id"] == "GB0170"
+    assert run["tool"]["driver"]["rules"][0]["helpUri"].endswith("gb0170.html")
+    r = run["results"][0]
+    assert r["level"] == "warning"
+    loc = r["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": "m.py", "uriBaseId": "%SRCROOT%"}
+    assert loc["region"] == {"startLine": 3, "startColumn": 5, "endLine": 3, "endColumn": 9}
+    assert r["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a.py"
