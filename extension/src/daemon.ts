@@ -4,6 +4,7 @@
  * interpreter, the Python extension's environment or workspace trust changes.
  */
 
+import { spawn } from 'node:child_process';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -18,13 +19,21 @@ import {
 } from 'vscode-languageclient/node';
 import { readRawSettings } from './config';
 import { doctorMessage, runDoctor } from './doctor';
-import { daemonCwd, daemonEnv, findExecutable, resolveInterpreter, type ResolvedInterpreter } from './interpreter';
+import { bundledDir, daemonCwd, daemonEnv, findExecutable, resolveInterpreter, type ResolvedInterpreter } from './interpreter';
 import { STATUS_NOTIFICATION } from './protocol';
 import { pythonExtensionInterpreter } from './pythonExtension';
 import { RestartQueue } from './restartQueue';
 import { serverSettings, validateSettings } from './settings';
 import { parseStatus } from './status';
 import type { StatusController } from './statusItem';
+
+/** The client, with its own start-failure popup muted: Daemon shows one that names the cause. */
+class DaemonClient extends LanguageClient {
+  override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
+    const muted = /couldn't create connection to server|Server initialization failed/.test(message);
+    super.error(message, data, muted ? false : showNotification);
+  }
+}
 
 export class DaemonNotRunningError extends Error {
   constructor() {
@@ -37,6 +46,9 @@ export class Daemon implements vscode.Disposable {
   private readonly queue = new RestartQueue(() => this.restartNow());
   private disposed = false;
   private crashes: number[] = [];
+  private stderrTail: string[] = [];
+  /** The current client reached `initialized` at least once. */
+  private initialized = false;
   private readonly warned = new Set<string>();
   interpreter: ResolvedInterpreter | undefined;
   /** Milliseconds from `restart()` to the client's `initialized` (the last start). */
@@ -117,14 +129,16 @@ export class Daemon implements vscode.Disposable {
     await this.stopClient();
     if (this.disposed) return;
     this.crashes = [];
+    this.initialized = false;
     const trusted = vscode.workspace.isTrusted;
     this.status.setContext({ phase: 'starting', trusted, clientError: undefined, staticOnly: undefined });
 
     const interp = await this.resolve();
     this.interpreter = interp;
     const root = this.context.extensionUri.fsPath;
-    const env = daemonEnv(root);
-    const cwd = daemonCwd(root);
+    const bundled = bundledDir(root);
+    const env = daemonEnv(bundled);
+    const cwd = daemonCwd(bundled, root);
     const found = findExecutable(interp.command, env);
     this.log.info(`Interpreter: ${interp.command} (${interp.reason})${found && found !== interp.command ? ` → ${found}` : ''}`);
     this.log.info(`PYTHONPATH=${env.PYTHONPATH ?? ''}`);
@@ -147,10 +161,18 @@ export class Daemon implements vscode.Disposable {
 
     const raw = this.rawSettings();
     this.logProblems(raw);
-    const serverOptions: ServerOptions = {
-      command: interp.command,
-      args: ['-m', 'dynamo_lens', 'serve'],
-      options: { cwd, env },
+    // Spawned here (not by the client) to keep the daemon's last stderr lines for error messages;
+    // the client still copies stderr to the log.
+    this.stderrTail = [];
+    const serverOptions: ServerOptions = () => {
+      const child = spawn(interp.command, ['-m', 'dynamo_lens', 'serve'], { cwd, env, stdio: 'pipe', windowsHide: true });
+      child.stderr.on('data', (d: Buffer) => {
+        for (const line of d.toString('utf8').split(/\r?\n/)) {
+          if (line.trim()) this.stderrTail.push(line.trim());
+        }
+        this.stderrTail = this.stderrTail.slice(-20);
+      });
+      return Promise.resolve(child);
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file', language: 'python' }],
@@ -159,6 +181,7 @@ export class Daemon implements vscode.Disposable {
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
       initializationOptions: { trusted, settings: serverSettings(raw) },
       errorHandler: this.errorHandler(),
+      initializationFailedHandler: () => false,
       middleware: {
         workspace: {
           // The daemon asks for section `dynamoLens`: give it the contract keys only.
@@ -174,14 +197,17 @@ export class Daemon implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient('dynamoLens', 'Dynamo Lens', serverOptions, clientOptions);
+    const client = new DaemonClient('dynamoLens', 'Dynamo Lens', serverOptions, clientOptions);
     client.onNotification(STATUS_NOTIFICATION, (raw: unknown) => {
       const s = parseStatus(raw);
       if (s) this.status.update(s);
     });
     client.onDidChangeState((e) => {
       if (client !== this.client) return;
-      if (e.newState === State.Running) this.status.setContext({ phase: 'running' });
+      if (e.newState === State.Running) {
+        this.initialized = true;
+        this.status.setContext({ phase: 'running' });
+      }
     });
     this.client = client;
     try {
@@ -191,7 +217,9 @@ export class Daemon implements vscode.Disposable {
       this.status.setContext({ phase: 'running' });
       this.onDidStartEmitter.fire();
     } catch (e) {
-      const msg = `The Dynamo Lens daemon failed to start with ${interp.command}: ${e instanceof Error ? e.message : String(e)}`;
+      await new Promise((r) => setTimeout(r, 200)); // let the last stderr arrive
+      const why = this.stderrTail.at(-1) ?? (e instanceof Error ? e.message : String(e));
+      const msg = `The Dynamo Lens daemon (${interp.command} -m dynamo_lens serve) failed to start: ${why}`;
       this.log.error(msg);
       this.status.setContext({ phase: 'failed', clientError: msg });
       this.notify('error', msg, `start:${interp.command}`);
@@ -205,6 +233,10 @@ export class Daemon implements vscode.Disposable {
         handled: true,
       }),
       closed: () => {
+        if (!this.initialized) {
+          // It died during startup: restarting will not help; start() reports the failure.
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
         const now = Date.now();
         this.crashes = this.crashes.filter((t) => now - t < 3 * 60_000);
         this.crashes.push(now);

@@ -112,23 +112,26 @@ export function findExecutable(
   return undefined;
 }
 
+/** Where the .vsix keeps the bundled daemon and libraries: `<extension>/extension/bundled`. */
+export function bundledDir(extensionRoot: string): string {
+  return path.join(extensionRoot, 'extension', 'bundled');
+}
+
 /** PYTHONPATH for the daemon: the bundled daemon and libraries first, then whatever was there. */
 export function daemonPythonPath(
-  extensionRoot: string,
+  bundled: string,
   existing: string | undefined,
   exists: (p: string) => boolean = fs.existsSync,
 ): string {
-  const parts = [path.join(extensionRoot, 'bundled', 'daemon'), path.join(extensionRoot, 'bundled', 'libs')].filter(
-    exists,
-  );
+  const parts = [path.join(bundled, 'daemon'), path.join(bundled, 'libs')].filter(exists);
   if (existing) parts.push(...existing.split(path.delimiter).filter(Boolean));
   return parts.join(path.delimiter);
 }
 
 /** Environment for the daemon (and `doctor`). */
-export function daemonEnv(extensionRoot: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function daemonEnv(bundled: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
-  const pythonPath = daemonPythonPath(extensionRoot, base.PYTHONPATH);
+  const pythonPath = daemonPythonPath(bundled, base.PYTHONPATH);
   if (pythonPath) env.PYTHONPATH = pythonPath;
   else delete env.PYTHONPATH;
   env.PYTHONUNBUFFERED = '1';
@@ -140,7 +143,6 @@ export function daemonEnv(extensionRoot: string, base: NodeJS.ProcessEnv = proce
  * The daemon's working directory: never the workspace, so that `python -m` (which puts the working
  * directory first on sys.path) cannot pick up a workspace module named like one of ours.
  */
-export function daemonCwd(extensionRoot: string, exists: (p: string) => boolean = fs.existsSync): string {
-  const bundled = path.join(extensionRoot, 'bundled');
-  return exists(bundled) ? bundled : extensionRoot;
+export function daemonCwd(bundled: string, fallback: string, exists: (p: string) => boolean = fs.existsSync): string {
+  return exists(bundled) ? bundled : fallback;
 }

@@ -23,7 +23,7 @@ describe('doctorMessage', () => {
     const m = doctorMessage(INTERP, { report: { torch: null, missing: ['torch'] }, stderr: '' }, true);
     assert.equal(m?.severity, 'warning');
     assert.equal(m?.staticOnly, true);
-    assert.match(m!.message, /torch is not installed in \/usr\/bin\/python3 \(python3 on PATH\)/);
+    assert.match(m.message, /torch is not installed in \/usr\/bin\/python3 \(python3 on PATH\)/);
   });
 
   it('stays quiet about torch in Restricted Mode (no code runs anyway)', () => {
@@ -33,7 +33,7 @@ describe('doctorMessage', () => {
   it('is an error when the interpreter cannot start', () => {
     const m = doctorMessage(INTERP, { spawnError: 'not found', stderr: '' }, true);
     assert.equal(m?.severity, 'error');
-    assert.match(m!.message, /cannot start the Python interpreter \/usr\/bin\/python3/);
+    assert.match(m.message, /cannot start the Python interpreter \/usr\/bin\/python3/);
   });
 
   it('lists other missing packages', () => {

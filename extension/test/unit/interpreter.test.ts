@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import {
+  bundledDir,
   daemonCwd,
   daemonEnv,
   daemonPythonPath,
@@ -78,19 +79,21 @@ describe('findExecutable', () => {
 
 describe('daemon environment', () => {
   it('puts the bundled daemon and libs first on PYTHONPATH', () => {
-    const p = daemonPythonPath('/ext', '/user/site', () => true);
-    assert.deepEqual(p.split(path.delimiter), ['/ext/bundled/daemon', '/ext/bundled/libs', '/user/site']);
+    const bundled = bundledDir('/ext');
+    assert.equal(bundled, '/ext/extension/bundled');
+    const p = daemonPythonPath(bundled, '/user/site', () => true);
+    assert.deepEqual(p.split(path.delimiter), ['/ext/extension/bundled/daemon', '/ext/extension/bundled/libs', '/user/site']);
   });
 
   it('skips bundled directories that do not exist (development checkout)', () => {
-    assert.equal(daemonPythonPath('/ext', undefined, () => false), '');
+    assert.equal(daemonPythonPath('/ext/extension/bundled', undefined, () => false), '');
     const env = daemonEnv('/definitely/not/here', { PATH: '/bin' });
     assert.equal(env.PYTHONPATH, undefined);
     assert.equal(env.PYTHONUNBUFFERED, '1');
   });
 
   it('never runs the daemon in the workspace directory', () => {
-    assert.equal(daemonCwd('/ext', () => true), '/ext/bundled');
-    assert.equal(daemonCwd('/ext', () => false), '/ext');
+    assert.equal(daemonCwd('/ext/extension/bundled', '/ext', () => true), '/ext/extension/bundled');
+    assert.equal(daemonCwd('/ext/extension/bundled', '/ext', () => false), '/ext');
   });
 });

@@ -1,0 +1,198 @@
+// Drives the code-server workbench in Debian's Chromium with playwright-core.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+export async function launchBrowser() {
+  return await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-dev-shm-usage'],
+  });
+}
+
+export async function openWorkbench(browser, url, folder, { viewport = { width: 1600, height: 1000 } } = {}) {
+  const context = await browser.newContext({ viewport, permissions: ['clipboard-read', 'clipboard-write'] });
+  const page = await context.newPage();
+  await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench .part.editor', { timeout: 90000 });
+  await page.waitForSelector('.part.statusbar', { timeout: 60000 });
+  return { context, page };
+}
+
+export async function screenshot(page, dir, name) {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+const quickInput = '.quick-input-widget';
+
+async function openQuickInput(page, prefix) {
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('F1');
+  const input = page.locator(`${quickInput} .quick-input-box input`);
+  await input.waitFor({ state: 'visible', timeout: 15000 });
+  await input.fill(prefix);
+  return input;
+}
+
+/** Opens a workspace file through Quick Open. */
+export async function openFile(page, relPath) {
+  const input = await openQuickInput(page, relPath);
+  const base = path.basename(relPath);
+  await page
+    .locator(`${quickInput} .monaco-list-row`, { hasText: base })
+    .first()
+    .waitFor({ state: 'visible', timeout: 20000 });
+  await input.press('Enter');
+  await page.locator(`.tabs-container .tab.active`, { hasText: base }).waitFor({ timeout: 20000 });
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor({ timeout: 20000 });
+}
+
+/** Runs a palette command by its title ("Dynamo Lens: Show logs"). */
+export async function runCommand(page, title) {
+  const input = await openQuickInput(page, `>${title}`);
+  const row = page.locator(`${quickInput} .monaco-list-row`, { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: 20000 });
+  await input.press('Enter');
+}
+
+/** The visible quick pick (title, rows), or undefined. */
+export async function quickPickState(page) {
+  const widget = page.locator(quickInput);
+  if (!(await widget.isVisible())) return undefined;
+  const title = (await widget.locator('.quick-input-title').textContent().catch(() => '')) ?? '';
+  const rows = await widget.locator('.monaco-list-row').allTextContents();
+  return { title: title.trim(), rows };
+}
+
+/** Go to line N (1-based) in the active editor. */
+export async function goToLine(page, line) {
+  const input = await openQuickInput(page, `:${line}`);
+  await input.press('Enter');
+  await page.waitForTimeout(150);
+}
+
+/**
+ * Squiggles visible in the active editor, by 1-based line: {line: ['squiggly-error', ...]}.
+ * Monaco renders one overlay row per visible line; the line number is in the margin row at the same top.
+ */
+export async function visibleSquiggles(page) {
+  return await page.evaluate(() => {
+    const editor = document.querySelector('.editor-group-container.active .monaco-editor') ?? document.querySelector('.monaco-editor');
+    if (!editor) return {};
+    const topOf = (el) => Math.round(el.getBoundingClientRect().top);
+    const lineAt = new Map();
+    for (const n of editor.querySelectorAll('.margin-view-overlays .line-numbers')) {
+      const num = parseInt(n.textContent ?? '', 10);
+      if (!Number.isNaN(num)) lineAt.set(topOf(n.parentElement ?? n), num);
+    }
+    const out = {};
+    for (const s of editor.querySelectorAll('.view-overlays [class*="squiggly-"]')) {
+      const row = s.parentElement ?? s;
+      const top = topOf(row);
+      let line = lineAt.get(top);
+      if (line === undefined) {
+        // Nearest margin row (sub-pixel differences).
+        let best;
+        for (const [t, l] of lineAt) if (best === undefined || Math.abs(t - top) < Math.abs(best[0] - top)) best = [t, l];
+        if (best && Math.abs(best[0] - top) <= 3) line = best[1];
+      }
+      if (line === undefined) continue;
+      const cls = [...s.classList].find((c) => c.startsWith('squiggly-') && c !== 'squiggly-inline-unnecessary') ?? 'squiggly';
+      (out[line] ??= []).push(cls);
+    }
+    return out;
+  });
+}
+
+/** Waits until each given line of the active editor shows a squiggle (scrolling to each). */
+export async function waitForSquiggles(page, lines, { timeoutMs = 240000, pollMs = 1000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  const found = {};
+  const missing = new Set(lines);
+  while (missing.size > 0 && Date.now() < deadline) {
+    for (const line of [...missing]) {
+      const seen = await visibleSquiggles(page);
+      if (!(line in seen)) {
+        await goToLine(page, line);
+      }
+      const again = await visibleSquiggles(page);
+      if (line in again) {
+        found[line] = again[line];
+        missing.delete(line);
+      }
+    }
+    if (missing.size > 0) await page.waitForTimeout(pollMs);
+  }
+  return { found, missing: [...missing] };
+}
+
+/** Opens the Problems panel and returns its rows' texts (file rows and marker rows). */
+export async function problems(page) {
+  await page.keyboard.press('Escape');
+  await runCommand(page, 'View: Focus Problems (Errors, Warnings, Infos)').catch(async () => {
+    await page.keyboard.press('Control+Shift+M');
+  });
+  const panel = page.locator('.markers-panel');
+  await panel.waitFor({ state: 'visible', timeout: 15000 });
+  await page.waitForTimeout(500);
+  return await panel.locator('.monaco-list-row').evaluateAll((rows) =>
+    rows.map((r) => ({
+      text: (r.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      aria: r.getAttribute('aria-label') ?? '',
+    })),
+  );
+}
+
+/** Hover at (line, column) of the active editor via the keyboard: go to the line, then Show Hover. */
+export async function hoverAtLine(page, line, { timeoutMs = 20000 } = {}) {
+  await goToLine(page, line);
+  await page.keyboard.press('End');
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Home');
+  // Move onto the first word (the keyword or name) so there is something to hover.
+  await page.keyboard.press('Control+ArrowRight');
+  await page.keyboard.press('ArrowLeft');
+  await runCommand(page, 'Show or Focus Hover');
+  const hover = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-resizable-hover .monaco-hover-content').first();
+  await hover.waitFor({ state: 'visible', timeout: timeoutMs });
+  return hover;
+}
+
+/** The language status hover ("{}" entry in the status bar): its text, after hovering it. */
+export async function languageStatusText(page) {
+  const entry = page.locator('#status\\.languageStatus, .statusbar-item[id*="languageStatus"]').first();
+  await entry.waitFor({ state: 'visible', timeout: 30000 });
+  await entry.hover();
+  const hover = page.locator('.language-status-hover, .monaco-hover .hover-language-status').first();
+  await hover.waitFor({ state: 'visible', timeout: 10000 });
+  const text = (await hover.textContent()) ?? '';
+  await page.mouse.move(5, 5);
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** Text of visible notification toasts. */
+export async function notifications(page) {
+  return await page.locator('.notification-toast .notification-list-item-message').allTextContents();
+}
+
+/** The frame of the webview whose document contains `selector`. */
+export async function findWebviewFrame(page, selector, { timeoutMs = 30000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      try {
+        if ((await f.locator(selector).count()) > 0) return f;
+      } catch {
+        // detached
+      }
+    }
+    await page.waitForTimeout(500);
+  }
+  return undefined;
+}
