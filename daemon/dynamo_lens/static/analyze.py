@@ -667,7 +667,7 @@ class Analyzer:
             if key in seen:
                 for o in out:  # same target from several examples: join their argument values
                     if (o.name, id(o.entry)) == key and t.params is not None:
-                        o.params = _join_params(o.params, t.params)
+                        o.params = _join_params(o.params, t.params) if o.params else t.params
                 return
             seen.add(key)
             out.append(t)
@@ -1462,7 +1462,8 @@ class _Walker:
             parts = idx.elts if idx.k == K.TUPLE else (idx,)
             if not store and any(p.k == K.BOOL for p in parts):
                 self.hit("dynamic-shape-op", e, "boolean-mask indexing", "GB0036")
-            return TENSOR
+                return TENSOR
+            return BOOL if v.k == K.BOOL else TENSOR  # a slice of a mask is still a mask
         if v.k == K.TUPLE:
             if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
                 i = e.slice.value

@@ -178,7 +178,30 @@ def collect_sites(out: Any, cap: TraceCapture, ws: Workspace) -> list[Site]:
                         parsed = site.parsed
                         break
         add(frames, parsed, reason.reason, "explain")
-    return list(sites.values())
+    return _merge_same_line(list(sites.values()))
+
+
+def _merge_same_line(sites: list[Site]) -> list[Site]:
+    """One squiggle per line: a break in a loop also makes Dynamo skip the frame (GB7000);
+    that consequence is folded into the cause's explanation."""
+    by_line: dict[tuple[str, int], list[Site]] = {}
+    for s in sites:
+        by_line.setdefault((s.frames[-1].path, s.frames[-1].line), []).append(s)
+    merged = []
+    for group in by_line.values():
+        group.sort(key=lambda s: ("explain" not in s.sources, s.parsed.gb_id == "GB7000"))
+        main = group[0]
+        if len(group) > 1:
+            p = main.parsed
+            main.parsed = Parsed(p.gb_type, p.explanation, list(p.hints), p.gb_id)
+        for other in group[1:]:
+            code = f" [{other.parsed.gb_id}]" if other.parsed.gb_id else ""
+            main.parsed.explanation += f" Also here: {other.parsed.gb_type}{code}."
+            if other.parsed.explanation:
+                main.parsed.explanation += f" {other.parsed.explanation}"
+            main.parsed.hints += [h for h in other.parsed.hints if h not in main.parsed.hints]
+        merged.append(main)
+    return merged
 
 
 def to_finding(site: Site, target: str) -> Finding:

@@ -17,8 +17,15 @@ from typing import Any
 
 import torch
 
-from ..findings import Finding, Kind, Severity
-from ..locate import Workspace, clean_function_name, expression_span, parameter_span, source_line
+from ..findings import Finding, Frame, Kind, Severity
+from ..locate import (
+    Workspace,
+    clean_function_name,
+    expression_span,
+    frame_at,
+    parameter_span,
+    source_line,
+)
 from .tracecapture import TraceCapture
 from .usercode import Call, Target
 
@@ -37,6 +44,7 @@ _TENSOR_META_RE = re.compile(r"tensor '(?P<var>.+?)' (?P<what>[\w ]+?) mismatch"
 _NONE_RE = re.compile(r"^(?P<var>\S+) is (?P<neg>not )?None$")
 _LEN_RE = re.compile(r"^len\((?P<var>.+)\) == (?P<val>\d+)$")
 _VALUE_RE = re.compile(r"^(?P<var>[^\s=<>!]+) == (?P<val>-?[\w.']+)$")
+_HINT_RE = re.compile(r"\(HINT: (.+?)\)\s*(?:\n|$)", re.S)
 _SIZE_EXPR_RE = re.compile(r"(?P<var>[\w\[\]'.]+)\.size\(\)\[(?P<dim>\d+)\]")
 
 
@@ -51,6 +59,7 @@ class Guard:
 
 def _plain(var: str) -> str:
     """``L['x']`` -> ``x``; ``L['self'].max_len`` -> ``self.max_len``."""
+    var = re.sub(r"\._modules\['([^']+)'\]", r".\1", var)
     return re.sub(r"[LG]\['([^']+)'\]", r"\1", var)
 
 
@@ -82,6 +91,8 @@ class Recompile:
     code_name: str
     first_line: int  # the compiled frame's def line
     located: bool  # whether the reason named a user line
+    stack: list[Frame] = field(default_factory=list)
+    torch_hint: str = ""
 
 
 def _resolve_tail(tail: str, line: int, candidates: list[str]) -> str | None:
@@ -103,16 +114,33 @@ def parse_recompile(
     co_line = int(metrics.get("co_firstlineno") or 1)
     co_name = clean_function_name(str(metrics.get("co_name") or ""))
     path, line, located = co_file, co_line, False
-    fm = _FILE_RE.search(reason)
-    if fm and ws.contains(fm["path"]):
-        path, line, located = fm["path"], int(fm["line"]), True
+    # The user stack trace runs outermost first: the deepest workspace frame is the guard's.
+    stack = [
+        frame_at(fm["path"], int(fm["line"]), fm["fn"])
+        for fm in _FILE_RE.finditer(reason)
+        if ws.contains(fm["path"])
+    ]
+    if stack:
+        path, line, located = stack[-1].path, stack[-1].line, True
     else:
-        lm = _LOC_RE.search(first)
-        if lm:
+        # Otherwise "# <code>  # <path tail>:<line> in <fn>"; the quoted code may hold "#" too.
+        locs = list(_LOC_RE.finditer(first))
+        if locs:
+            lm = locs[-1]
             found = _resolve_tail(lm["tail"], int(lm["line"]), [co_file, *candidates])
             if found:
                 path, line, located = found, int(lm["line"]), True
-    return Recompile(classify(guard_text), path, line, co_name, co_line, located)
+    hint = _HINT_RE.search(reason)
+    return Recompile(
+        classify(guard_text),
+        path,
+        line,
+        co_name,
+        co_line,
+        located,
+        stack,
+        hint.group(1).strip() if hint else "",
+    )
 
 
 @dataclass
@@ -125,6 +153,8 @@ class Group:
     count: int = 0
     seen: list[str] = field(default_factory=list)
     limit_hit: bool = False
+    stack: list[Frame] = field(default_factory=list)
+    torch_hint: str = ""
 
 
 _FIX = {
@@ -212,7 +242,8 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
             + ("declared in the example" if declared else "probed by perturbing dims and scalars")
             + " triggered this."
         ),
-        hints=[fix],
+        hints=[fix, *([group.torch_hint] if group.torch_hint else [])],
+        stack=group.stack,
         target=target,
         data=data,
     )
@@ -384,7 +415,15 @@ def find_recompiles(
             key = (rc.guard.kind, rc.guard.var, rc.path, rc.line)
             g = groups.get(key)
             if g is None:
-                g = groups[key] = Group(rc.guard, rc.path, rc.line, rc.first_line, rc.located)
+                g = groups[key] = Group(
+                    rc.guard,
+                    rc.path,
+                    rc.line,
+                    rc.first_line,
+                    rc.located,
+                    stack=rc.stack,
+                    torch_hint=rc.torch_hint,
+                )
             g.count += 1
             touched.add(key)
             if rc.guard.seen is not None and rc.guard.kind in ("size", "dtype", "len", "none"):
