@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import REPO, check_json, expectations
 
 WS = REPO / "example_workspace"
