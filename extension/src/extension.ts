@@ -35,7 +35,9 @@ export function activate(context: vscode.ExtensionContext): DynamoLensApi {
   register('dynamoLens.restart', () => d.restart('the Restart daemon command'));
   register('dynamoLens.benchmarkTarget', (arg) => reportErrors(log, 'benchmark', () => benchmarkTarget(d, panel, log, arg)));
   register('dynamoLens.checkFile', (arg) =>
-    reportErrors(log, 'check the file', () => checkFile(d, arg instanceof vscode.Uri ? arg : undefined)),
+    reportErrors(log, 'check the file', () =>
+      checkFile(d, arg instanceof vscode.Uri ? arg : typeof arg === 'string' ? vscode.Uri.parse(arg) : undefined),
+    ),
   );
   register('dynamoLens.checkWorkspace', () => reportErrors(log, 'check the workspace', () => checkWorkspace(d)));
   register('dynamoLens.clearCache', () => reportErrors(log, 'clear the cache', () => clearCache(d)));

@@ -147,8 +147,8 @@ export interface ChartOptions {
 export function renderBarChartSvg(result: BenchmarkResult, opts: ChartOptions = {}): string {
   const width = opts.width ?? 640;
   const barH = opts.barHeight ?? 16;
-  const labelW = 170;
-  const valueW = 90;
+  const labelW = 150;
+  const valueW = 130;
   const plotW = Math.max(100, width - labelW - valueW);
   const rows = result.rows.filter((r) => finite(r.eager_median_ms) || finite(r.compiled_median_ms));
   const groupH = barH * 2 + 14;
@@ -166,7 +166,7 @@ export function renderBarChartSvg(result: BenchmarkResult, opts: ChartOptions = 
 
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" aria-label="${escapeHtml(
+    `<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="100%" preserveAspectRatio="xMinYMin meet" viewBox="0 0 ${width} ${height}" aria-label="${escapeHtml(
       `Eager vs compiled median time for ${result.target}`,
     )}">`,
   );
@@ -279,6 +279,8 @@ export function renderBenchmarkHtml(result: BenchmarkResult, opts: HtmlOptions):
   .fact { margin-right: 12px; }
   .fact .k { font-weight: 600; }
   .warning { color: var(--vscode-editorWarning-foreground, #cca700); }
+  .chart { max-width: 640px; display: block; }
+  .table-wrap { overflow-x: auto; }
   .chart .bar-eager { fill: var(--vscode-charts-blue, #3794ff); }
   .chart .bar-compiled { fill: var(--vscode-charts-orange, #d18616); }
   .chart .whisker { stroke: var(--vscode-foreground); stroke-width: 1; fill: none; }
@@ -293,12 +295,12 @@ export function renderBenchmarkHtml(result: BenchmarkResult, opts: HtmlOptions):
 <div class="facts">${facts}</div>
 ${warning}
 <div class="toolbar"><button id="copy-markdown" type="button">Copy as Markdown</button></div>
-<table id="results">
+<div class="table-wrap"><table id="results">
 <thead><tr>${head}</tr></thead>
 <tbody>
 ${body}
 </tbody>
-</table>
+</table></div>
 ${renderBarChartSvg(result)}
 <script nonce="${n}">
   const vscode = acquireVsCodeApi();

