@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ..findings import Finding, Frame, Kind, Severity
 from . import model as m
@@ -28,7 +29,6 @@ from .model import (
     BOOL,
     FILE,
     LOGGER,
-    MODULE,
     NDARRAY,
     SCALAR,
     SEQ,
@@ -45,6 +45,11 @@ from .model import (
 )
 from .rules import RULES, Rule, doc_url
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _MAX_RUNS = 6  # re-analyses per function before the worklist stops refining it
 
 # --------------------------------------------------------------------------------------------
@@ -59,227 +64,81 @@ _TENSOR_NS = (
     "torch.special",
     "torch.nn.init",
 )
-_TORCH_NON_TENSOR = {
-    "is_tensor",
-    "is_storage",
-    "is_floating_point",
-    "is_complex",
-    "numel",
-    "is_grad_enabled",
-    "is_inference_mode_enabled",
-    "get_default_dtype",
-    "device",
-    "dtype",
-    "Size",
-    "finfo",
-    "iinfo",
-    "no_grad",
-    "enable_grad",
-    "inference_mode",
-    "set_grad_enabled",
-    "autocast",
-    "manual_seed",
-    "seed",
-    "save",
-    "load",
-    "compile",
-    "Generator",
-    "get_rng_state",
-    "set_rng_state",
-    "is_autocast_enabled",
-    "broadcast_shapes",
-    "promote_types",
-    "result_type",
-    "can_cast",
-    "set_default_dtype",
-    "use_deterministic_algorithms",
-}
+_TORCH_NON_TENSOR = _words(
+    """
+    is_tensor is_storage is_floating_point is_complex numel is_grad_enabled
+    is_inference_mode_enabled get_default_dtype device dtype Size finfo iinfo no_grad
+    enable_grad inference_mode set_grad_enabled autocast manual_seed seed save load compile
+    Generator get_rng_state set_rng_state is_autocast_enabled broadcast_shapes promote_types
+    result_type can_cast set_default_dtype use_deterministic_algorithms
+    """
+)
 _TORCH_DATA_BOOL = {"equal", "allclose", "is_nonzero"}
-_TORCH_SEQ = {
-    "split",
-    "chunk",
-    "unbind",
-    "meshgrid",
-    "broadcast_tensors",
-    "tensor_split",
-    "hsplit",
-    "vsplit",
-    "dsplit",
-    "sort",
-    "topk",
-    "kthvalue",
-    "mode",
-    "aminmax",
-    "frexp",
-    "std_mean",
-    "var_mean",
-    "lu",
-    "qr",
-    "svd",
-    "eig",
-    "eigh",
-    "slogdet",
-    "lstsq",
-    "grad",
-    "histogram",
-}
-_TORCH_BOOL = {
-    "isnan",
-    "isinf",
-    "isfinite",
-    "isneginf",
-    "isposinf",
-    "isreal",
-    "isin",
-    "isclose",
-    "logical_and",
-    "logical_or",
-    "logical_not",
-    "logical_xor",
-    "eq",
-    "ne",
-    "gt",
-    "ge",
-    "lt",
-    "le",
-    "greater",
-    "less",
-    "greater_equal",
-    "less_equal",
-    "not_equal",
-    "signbit",
-}
+_TORCH_SEQ = _words(
+    """
+    split chunk unbind meshgrid broadcast_tensors tensor_split hsplit vsplit dsplit sort
+    topk kthvalue mode aminmax frexp std_mean var_mean lu qr svd eig eigh slogdet lstsq grad
+    histogram
+    """
+)
+_TORCH_BOOL = _words(
+    """
+    isnan isinf isfinite isneginf isposinf isreal isin isclose logical_and logical_or
+    logical_not logical_xor eq ne gt ge lt le greater less greater_equal less_equal
+    not_equal signbit
+    """
+)
 # Tensor methods whose result is not a tensor.
-_METHOD_SCALAR = {
-    "size",
-    "dim",
-    "ndimension",
-    "numel",
-    "nelement",
-    "element_size",
-    "is_contiguous",
-    "is_floating_point",
-    "is_complex",
-    "is_signed",
-    "data_ptr",
-    "stride",
-    "storage_offset",
-    "get_device",
-    "item",
-    "tolist",
-    "untyped_storage",
-    "is_set_to",
-    "register_hook",
-    "equal",
-    "allclose",
-    "is_nonzero",
-    "__len__",
-    "is_pinned",
-    "is_shared",
-    "has_names",
-}
-_METHOD_SEQ = {
-    "split",
-    "chunk",
-    "unbind",
-    "tensor_split",
-    "sort",
-    "topk",
-    "kthvalue",
-    "mode",
-    "aminmax",
-    "split_with_sizes",
-    "unflatten_dense_tensors",
-    "hsplit",
-    "vsplit",
-}
-_METHOD_BOOL = {
-    "bool",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "isneginf",
-    "isposinf",
-    "logical_and",
-    "logical_or",
-    "logical_not",
-    "logical_xor",
-    "eq",
-    "ne",
-    "gt",
-    "ge",
-    "lt",
-    "le",
-    "isclose",
-    "signbit",
-}
-_ATTR_SCALAR = {
-    "shape",
-    "dtype",
-    "device",
-    "ndim",
-    "is_cuda",
-    "is_cpu",
-    "is_meta",
-    "requires_grad",
-    "layout",
-    "names",
-    "is_leaf",
-    "is_sparse",
-    "is_quantized",
-    "grad_fn",
-    "itemsize",
-    "nbytes",
-}
-_ATTR_TENSOR = {"T", "mT", "H", "mH", "data", "grad", "real", "imag", "values", "indices"}
-_INT_PRODUCERS = {
-    "long",
-    "int",
-    "short",
-    "argmax",
-    "argmin",
-    "argsort",
-    "arange",
-    "randint",
-    "randperm",
-    "bincount",
-    "nonzero",
-    "indices",
-    "multinomial",
-    "searchsorted",
-    "bucketize",
-}
+_METHOD_SCALAR = _words(
+    """
+    size dim ndimension numel nelement element_size is_contiguous is_floating_point
+    is_complex is_signed data_ptr stride storage_offset get_device item tolist
+    untyped_storage is_set_to register_hook equal allclose is_nonzero __len__ is_pinned
+    is_shared has_names
+    """
+)
+_METHOD_SEQ = _words(
+    """
+    split chunk unbind tensor_split sort topk kthvalue mode aminmax split_with_sizes
+    unflatten_dense_tensors hsplit vsplit
+    """
+)
+_METHOD_BOOL = _words(
+    """
+    bool isnan isinf isfinite isneginf isposinf logical_and logical_or logical_not
+    logical_xor eq ne gt ge lt le isclose signbit
+    """
+)
+_ATTR_SCALAR = _words(
+    """
+    shape dtype device ndim is_cuda is_cpu is_meta requires_grad layout names is_leaf
+    is_sparse is_quantized grad_fn itemsize nbytes
+    """
+)
+_ATTR_TENSOR = _words(
+    """
+    T mT H mH data grad real imag values indices
+    """
+)
+_INT_PRODUCERS = _words(
+    """
+    long int short argmax argmin argsort arange randint randperm bincount nonzero indices
+    multinomial searchsorted bucketize
+    """
+)
 # Layers whose constructor creates nn.Parameters (building one while tracing breaks: GB0264).
-_PARAM_LAYERS = {
-    "Linear",
-    "LazyLinear",
-    "Bilinear",
-    "Conv1d",
-    "Conv2d",
-    "Conv3d",
-    "ConvTranspose1d",
-    "ConvTranspose2d",
-    "ConvTranspose3d",
-    "Embedding",
-    "EmbeddingBag",
-    "LayerNorm",
-    "RMSNorm",
-    "GroupNorm",
-    "BatchNorm1d",
-    "BatchNorm2d",
-    "BatchNorm3d",
-    "MultiheadAttention",
-    "LSTM",
-    "GRU",
-    "RNN",
-    "LSTMCell",
-    "GRUCell",
-    "RNNCell",
-    "PReLU",
-    "Transformer",
-    "TransformerEncoderLayer",
-    "TransformerDecoderLayer",
-    "Parameter",
+_PARAM_LAYERS = _words(
+    """
+    Linear LazyLinear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d
+    ConvTranspose3d Embedding EmbeddingBag LayerNorm RMSNorm GroupNorm BatchNorm1d
+    BatchNorm2d BatchNorm3d MultiheadAttention LSTM GRU RNN LSTMCell GRUCell RNNCell PReLU
+    Transformer TransformerEncoderLayer TransformerDecoderLayer Parameter
+    """
+)
+_RNN_LAYERS = {"LSTM", "GRU", "RNN"}
+_PACK_FNS = {
+    "torch.nn.utils.rnn.pack_padded_sequence",
+    "torch.nn.utils.rnn.pack_sequence",
 }
 _CONTAINERS = {"ModuleList", "Sequential", "ModuleDict", "ParameterList", "ParameterDict"}
 _DYNAMIC_SHAPE_FNS = {
@@ -290,48 +149,27 @@ _DYNAMIC_SHAPE_FNS = {
     "masked_select",
     "bincount",
 }
-_LOG_METHODS = {
-    "debug",
-    "info",
-    "warning",
-    "warn",
-    "error",
-    "exception",
-    "critical",
-    "fatal",
-    "log",
-}
-_LOGGERISH = {"logger", "log", "_logger", "_log", "LOGGER", "LOG", "logging_", "_LOGGER"}
-_WALL_CLOCK = {
-    "time",
-    "time_ns",
-    "perf_counter",
-    "perf_counter_ns",
-    "monotonic",
-    "monotonic_ns",
-    "process_time",
-    "process_time_ns",
-    "thread_time",
-    "sleep",
-    "localtime",
-    "gmtime",
-    "strftime",
-    "ctime",
-    "asctime",
-}
-_NP_RANDOM_TRACED = {
-    "rand",
-    "randn",
-    "random",
-    "random_sample",
-    "sample",
-    "normal",
-    "uniform",
-    "randint",
-    "choice",
-    "shuffle",
-    "seed",
-}
+_LOG_METHODS = _words(
+    """
+    debug info warning warn error exception critical fatal log
+    """
+)
+_LOGGERISH = _words(
+    """
+    logger log _logger _log LOGGER LOG logging_ _LOGGER
+    """
+)
+_WALL_CLOCK = _words(
+    """
+    time time_ns perf_counter perf_counter_ns monotonic monotonic_ns process_time
+    process_time_ns thread_time sleep localtime gmtime strftime ctime asctime
+    """
+)
+_NP_RANDOM_TRACED = _words(
+    """
+    rand randn random random_sample sample normal uniform randint choice shuffle seed
+    """
+)
 # Positional arguments after which a numpy.random call has a size (and returns an array).
 _NP_RANDOM_SIZE_POS = {"normal": 2, "uniform": 2, "randint": 2, "choice": 1}
 _IO_GB = {
@@ -357,39 +195,19 @@ _IO_GB = {
     "numpy.savetxt": "GB0294",
     "numpy.loadtxt": "GB0294",
 }
-_OS_IO = {
-    "exists",
-    "isfile",
-    "isdir",
-    "getsize",
-    "getmtime",
-    "makedirs",
-    "mkdir",
-    "remove",
-    "unlink",
-    "listdir",
-    "getpid",
-    "getcwd",
-    "system",
-    "rename",
-    "replace",
-    "stat",
-    "walk",
-    "scandir",
-    "rmdir",
-    "popen",
-}
-_FRAME_FNS = {
-    "inspect.currentframe",
-    "inspect.stack",
-    "inspect.getouterframes",
-    "inspect.getframeinfo",
-    "inspect.trace",
-    "sys._getframe",
-    "traceback.format_stack",
-    "traceback.print_stack",
-    "traceback.extract_stack",
-}
+_OS_IO = _words(
+    """
+    exists isfile isdir getsize getmtime makedirs mkdir remove unlink listdir getpid getcwd
+    system rename replace stat walk scandir rmdir popen
+    """
+)
+_FRAME_FNS = _words(
+    """
+    inspect.currentframe inspect.stack inspect.getouterframes inspect.getframeinfo
+    inspect.trace sys._getframe traceback.format_stack traceback.print_stack
+    traceback.extract_stack
+    """
+)
 # Library prefix -> GB id where it was verified (None: the reason varies with the function).
 _LIBRARIES = {
     "scipy.special": "GB0156",
@@ -415,34 +233,21 @@ _COMPILING_FALSE = {
     "torch.jit.is_tracing",
     "torch.onnx.is_in_onnx_export",
 }
-_MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16"}
+_MODULE_CHAIN = _words(
+    """
+    eval train to cuda cpu float half double bfloat16
+    """
+)
 _LOOP_NOTE = (
     " Inside a loop, a graph break makes Dynamo skip the whole function (GB7000), so none of "
     "it is compiled."
 )
-_SCALAR_ANN = {
-    "int",
-    "float",
-    "bool",
-    "str",
-    "bytes",
-    "None",
-    "complex",
-    "Optional",
-    "Union",
-    "list",
-    "List",
-    "tuple",
-    "Tuple",
-    "dict",
-    "Dict",
-    "Sequence",
-    "Literal",
-    "typing",
-    "Size",
-    "dtype",
-    "device",
-}
+_SCALAR_ANN = _words(
+    """
+    int float bool str bytes None complex Optional Union list List tuple Tuple dict Dict
+    Sequence Literal typing Size dtype device
+    """
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,9 +398,9 @@ class Analyzer:
                 "ignore_logging_functions",
             }:
                 for n in text_nodes:
-                    d = dotted(n) if isinstance(n, (ast.Name, ast.Attribute)) else None
-                    if d in ("print", "warnings.warn") or (d or "").split(".")[-1] in _LOG_METHODS:
-                        self.flags.reorderable.add(d or "")
+                    d = (dotted(n) if isinstance(n, (ast.Name, ast.Attribute)) else None) or ""
+                    if d in ("print", "warnings.warn") or d.split(".")[-1] in _LOG_METHODS:
+                        self.flags.reorderable.add(d)
 
     def _init_class_attrs(self) -> None:
         stores: dict[str, int] = {}
@@ -683,10 +488,15 @@ class Analyzer:
                 for t in self._example_targets(fi):
                     add(t)
         if not out:
+            # Nothing declared here: guess like the daemon does (every module's forward), plus
+            # tensor-typed helper functions, which other files' models call.
             for ci in self.ix.classes.values():
                 fwd = self.ix.method(ci, "forward") if ci.is_module else None
                 if fwd is not None:
                     add(Target(ci.qualname, fwd, ci.node.lineno, guess=True))
+            for name, fi in self.ix.functions.items():
+                if _tensor_helper(fi):
+                    add(Target(name, fi, fi.node.lineno, guess=True))
         return out
 
     def _compile_calls(self) -> Iterable[tuple[FuncInfo | None, ast.Call]]:
@@ -964,6 +774,24 @@ class Analyzer:
         )
 
 
+_HOST_SIDE_NAMES = ("train", "eval", "evaluate", "validate", "test", "main", "fit", "log", "plot")
+
+
+def _tensor_helper(fi: FuncInfo) -> bool:
+    """A module-level function taking annotated tensors and returning tensors (not a host-side
+    metric such as `-> float`, nor a training/eval loop by its name)."""
+    if fi.node.name.startswith(("_", *_HOST_SIDE_NAMES)):
+        return False
+    ret = _ann_value(fi.node.returns)
+    if ret is not None and not (ret.tensor or ret.k == K.SEQ):
+        return False
+    a = fi.node.args
+    return any(
+        (v := _ann_value(p.annotation)) is not None and v.tensor
+        for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)
+    )
+
+
 def _is_forward(fi: FuncInfo) -> bool:
     return fi.name == "forward" and fi.cls is not None and fi.cls.is_module
 
@@ -1004,7 +832,11 @@ class _Walker:
         self._hit_keys: set[tuple[int, str]] = set()
         self.calls: list[_Call] = []
         self.returns: list[V] = []
-        self.loop = 0
+        self.loop = 0  # depth of for/while bodies (comprehensions are frames of their own)
+        self.skipping = 0  # depth of try bodies and non-torch `with` blocks
+        # Set once a hit makes Dynamo give up on the rest of this frame (a break in a loop or
+        # try body, or one it cannot resume from): later code runs eagerly, so no more hits.
+        self.skipped = False
         # self.<attr> assignments seen (for __init__): value and constant (if a literal)
         self.self_stores: dict[str, tuple[V, object]] = {}
         self.locals: set[str] = set(params) | set(closure)
@@ -1023,15 +855,22 @@ class _Walker:
         self.body(self.fi.node.body)
 
     def hit(
-        self, rule_id: str, node: ast.AST, what: str | None = None, gb: str | None = None
+        self,
+        rule_id: str,
+        node: ast.AST,
+        what: str | None = None,
+        gb: str | None = None,
+        resumable: bool = True,
     ) -> None:
-        if self.quiet:
+        if self.quiet or self.skipped:
             return
         key = (id(node), rule_id)
         if key in self._hit_keys:
             return
         self._hit_keys.add(key)
         self.hits.append(Hit(RULES[rule_id], node, what, gb, self.loop > 0))
+        if self.loop or self.skipping or not resumable:
+            self.skipped = True
 
     # ---- statements -------------------------------------------------------------------------
     def body(self, stmts: list[ast.stmt]) -> None:
@@ -1077,19 +916,29 @@ class _Walker:
             self.env = _join_env(before, self.env)
             self.body(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
+            traced = True
             for item in s.items:
                 v = self.expr(item.context_expr)
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, v, None)
+                q = self.qualify(_callee(item.context_expr)) or ""
+                traced = traced and q.startswith(("torch.", "contextlib.nullcontext"))
+            # Dynamo resumes after a break inside torch's own context managers (no_grad,
+            # autocast, ...) but not inside others.
+            self.skipping += 0 if traced else 1
             self.body(s.body)
-        elif isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            self.body(s.body)
-            for h in s.handlers:
+            self.skipping -= 0 if traced else 1
+        elif isinstance(s, _TRY_STMTS):
+            tr = cast(ast.Try, s)  # TryStar has the same fields
+            self.skipping += 1  # a break inside try makes Dynamo skip the frame (verified)
+            self.body(tr.body)
+            self.skipping -= 1
+            for h in tr.handlers:
                 if h.name:
                     self.env[h.name] = UNKNOWN
                 self.body(h.body)
-            self.body(s.orelse)
-            self.body(s.finalbody)
+            self.body(tr.orelse)
+            self.body(tr.finalbody)
         elif isinstance(s, ast.Assert):
             # Dynamo turns `assert tensor_cond[, "text"]` into a runtime assert; only a
             # non-constant message makes it fall back to a Python jump (verified, GB0170).
@@ -1123,11 +972,16 @@ class _Walker:
 
     def branches(self, bodies: list[list[ast.stmt]]) -> None:
         before = self.env
+        skipped_before = self.skipped
         results: list[dict[str, V]] = []
+        skips: list[bool] = []
         for b in bodies:
             self.env = dict(before)
+            self.skipped = skipped_before
             self.body(b)
             results.append(self.env)
+            skips.append(self.skipped)
+        self.skipped = all(skips) if skips else skipped_before
         env = results[0] if results else before
         for r in results[1:]:
             env = _join_env(env, r)
@@ -1223,14 +1077,13 @@ class _Walker:
     def cond(self, e: ast.expr) -> None:
         """A condition Python evaluates with bool(): a tensor here is a data-dependent jump."""
         if isinstance(e, ast.BoolOp):
-            for v in e.values:
-                self.cond(v)
+            for operand in e.values:
+                self.cond(operand)
             return
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
             self.cond(e.operand)
             return
-        v = self.expr(e)
-        if v.tensor:
+        if self.expr(e).tensor:
             self.hit("data-dependent-branch", e)
 
     # ---- expressions ------------------------------------------------------------------------
@@ -1270,7 +1123,7 @@ class _Walker:
             for op, right in zip(e.ops, vals[1:], strict=True):
                 if isinstance(op, (ast.In, ast.NotIn)) and right.tensor:
                     # Tensor.__contains__ is (t == v).any().item(): a host read (GB0124).
-                    self.hit("tensor-to-python-scalar", e, "`in` test on a tensor")
+                    self.hit("tensor-to-python-scalar", e, "`in` test on a tensor", resumable=False)
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
                 return SCALAR
             if any(v.tensor for v in vals):
@@ -1287,14 +1140,16 @@ class _Walker:
             last = self.expr(e.values[-1])
             return last
         if isinstance(e, ast.UnaryOp):
-            v = self.expr(e.operand)
+            val = self.expr(e.operand)
             if isinstance(e.op, ast.Not):
-                if v.tensor:
-                    self.hit("data-dependent-bool-op", e, "`not` applied to a tensor")
+                if val.tensor:
+                    self.hit(
+                        "data-dependent-bool-op", e, "`not` applied to a tensor", resumable=False
+                    )
                 return SCALAR
-            if isinstance(e.op, ast.Invert) and v.k == K.BOOL:
+            if isinstance(e.op, ast.Invert) and val.k == K.BOOL:
                 return BOOL
-            return v if v.tensor or v.k in (K.SCALAR, K.NDARRAY) else UNKNOWN
+            return val if val.tensor or val.k in (K.SCALAR, K.NDARRAY) else UNKNOWN
         if isinstance(e, ast.IfExp):
             truth = self.truth(e.test)
             if truth is None:
@@ -1333,9 +1188,9 @@ class _Walker:
         if isinstance(e, ast.Starred):
             return self.expr(e.value)
         if isinstance(e, ast.NamedExpr):
-            v = self.expr(e.value)
-            self.env[e.target.id] = v
-            return v
+            named = self.expr(e.value)
+            self.env[e.target.id] = named
+            return named
         if isinstance(e, ast.Lambda):
             saved = dict(self.env)
             for a in (*e.args.posonlyargs, *e.args.args, *e.args.kwonlyargs):
@@ -1344,9 +1199,9 @@ class _Walker:
             self.env = saved
             return UNKNOWN
         if isinstance(e, ast.Slice):
-            for part in (e.lower, e.upper, e.step):
-                if part is not None:
-                    self.expr(part)
+            for bound in (e.lower, e.upper, e.step):
+                if bound is not None:
+                    self.expr(bound)
             return SCALAR
         if isinstance(e, (ast.Await, ast.Yield, ast.YieldFrom)):
             if e.value is not None:
@@ -1355,14 +1210,14 @@ class _Walker:
         return UNKNOWN
 
     def comprehension(self, gens: list[ast.comprehension], elts: list[ast.expr], seq: bool) -> V:
+        # In Python 3.11 a comprehension is a nested function: Dynamo breaks at the call and
+        # resumes after it, so it does not count as a loop here.
         saved = dict(self.env)
-        self.loop += 1
         for g in gens:
             self.bind(g.target, self.iter_value(g.iter), None)
             for cond in g.ifs:
                 self.cond(cond)
         vals = [self.expr(el) for el in elts]
-        self.loop -= 1
         self.env = saved
         if seq and vals and vals[0].tensor:
             return SEQ
@@ -1486,10 +1341,15 @@ class _Walker:
         func = e.func
         q = self.qualify(func)
         bare: str | None = None
-        if isinstance(func, ast.Name) and func.id not in self.locals and q is None:
-            if func.id not in self.ix.functions and func.id not in self.ix.classes:
-                if func.id not in self.an.globals:
-                    bare = func.id
+        if (
+            isinstance(func, ast.Name)
+            and q is None
+            and func.id not in self.locals
+            and func.id not in self.ix.functions
+            and func.id not in self.ix.classes
+            and func.id not in self.an.globals
+        ):
+            bare = func.id  # a builtin: print, open, int, ...
         recv: V | None = None
         callee: V | None = None
         if q is None and isinstance(func, ast.Attribute):
@@ -1544,6 +1404,10 @@ class _Walker:
         return [c for qn in sorted(v.classes) if (c := self.an.class_by_qual.get(qn)) is not None]
 
     def call_module(self, e: ast.Call, v: V, args: list[V], kwargs: dict[str, V]) -> V:
+        rnn = sorted(c for c in v.classes if c.rsplit(".", 1)[-1] in _RNN_LAYERS)
+        if rnn and rnn[0].startswith("torch.nn."):
+            self.hit("rnn", e, f"nn.{rnn[0].rsplit('.', 1)[-1]} module call")
+            return SEQ
         out: V | None = None
         for ci in self._classes(v):
             fwd = self.ix.method(ci, "forward")
@@ -1576,8 +1440,8 @@ class _Walker:
                 self.reach(init, e, args, kwargs, bound_self=True)
             return V(K.SELF, frozenset({ci.qualname}))
         if v is not None and v.k == K.SELF:
-            ci = self._self_class(v)
-            call = self.ix.method(ci, "__call__") if ci else None
+            obj_cls = self._self_class(v)
+            call = self.ix.method(obj_cls, "__call__") if obj_cls else None
             if call is not None:
                 return self.reach(call, e, args, kwargs, bound_self=True)
         return UNKNOWN
@@ -1655,7 +1519,9 @@ class _Walker:
             self.hit("datetime-now", e, f"{_short(q)}() call")
             return UNKNOWN
         if root == "random":
-            self.hit("python-random", e, f"{q}() call")
+            # random.uniform/randint/randrange with constant arguments are traced (verified).
+            if last not in ("uniform", "randint", "randrange") or any_tensor:
+                self.hit("python-random", e, f"{q}() call")
             return SCALAR
         if q == "warnings.warn":
             if "warnings.warn" not in self.an.flags.reorderable:
@@ -1760,7 +1626,10 @@ class _Walker:
                 self.hit("module-construction", e, f"nn.{fn}(...) constructed inside compiled code")
             if fn in _CONTAINERS:
                 return m.module_of(self._module_classes_in(e))
-            return MODULE if fn[:1].isupper() else UNKNOWN
+            return m.module_of(frozenset({q})) if fn[:1].isupper() else UNKNOWN
+        if q in _PACK_FNS:
+            self.hit("rnn", e, f"{_short(q)}() call", "GB0007")
+            return UNKNOWN
         if ns not in _TENSOR_NS:
             return TENSOR if ns == "torch.utils.checkpoint" else UNKNOWN
         # torch.<op>, F.<op>, torch.linalg.<op>, ...
@@ -1783,7 +1652,9 @@ class _Walker:
             if len(e.args) < 2 and not any(k.arg == "num_classes" for k in e.keywords):
                 self.hit("one-hot-no-num-classes", e)
             return TENSOR
-        if fn in _TORCH_NON_TENSOR or fn.startswith(("is_", "get_", "set_")) and fn != "is_nonzero":
+        if fn in _TORCH_NON_TENSOR or (
+            fn.startswith(("is_", "get_", "set_")) and fn != "is_nonzero"
+        ):
             return SCALAR
         if fn in _TORCH_SEQ:
             return SEQ
@@ -1820,11 +1691,7 @@ class _Walker:
         if isinstance(e, ast.Attribute):
             v = self.peek(e.value)
             if v.k in (K.SELF, K.MODULE):
-                for ci in self._classes(v) or (
-                    [self._self_class(v)] if self._self_class(v) else []
-                ):
-                    if ci is None:
-                        continue
+                for ci in self._classes(v):
                     fi = self.ix.method(ci, e.attr)
                     if fi is not None:
                         return fi
@@ -2020,6 +1887,16 @@ def _join_env(a: dict[str, V], b: dict[str, V]) -> dict[str, V]:
     return out
 
 
+_TRY_STMTS: tuple[type[ast.stmt], ...] = (
+    ast.Try,
+    *([ast.TryStar] if hasattr(ast, "TryStar") else []),
+)
+
+
+def _callee(e: ast.expr) -> ast.expr:
+    return e.func if isinstance(e, ast.Call) else e
+
+
 def _header(s: ast.ClassDef) -> ast.AST:
     """The `class Name` part of a class statement, for a one-line range."""
     node = ast.Name(id=s.name)
@@ -2097,18 +1974,11 @@ def _int_tensor_expr(e: ast.expr) -> bool:
                 (dotted(a) or "").endswith(("long", "int64", "int32", "int")) for a in e.args
             )
         if isinstance(f, ast.Attribute):
-            return _int_tensor_expr(f.value) and name in (
-                "flatten",
-                "view",
-                "reshape",
-                "squeeze",
-                "cpu",
-                "detach",
-                "contiguous",
-            )
-    if isinstance(e, ast.Attribute) and e.attr == "indices":
-        return True
-    return False
+            return name in _SHAPE_ONLY and _int_tensor_expr(f.value)
+    return isinstance(e, ast.Attribute) and e.attr == "indices"
+
+
+_SHAPE_ONLY = _words("flatten view reshape squeeze unsqueeze cpu detach contiguous")
 
 
 # --------------------------------------------------------------------------------------------

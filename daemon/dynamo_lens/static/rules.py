@@ -265,6 +265,15 @@ _RULES = [
         "GB0264",
     ),
     _r(
+        "rnn",
+        "recurrent layer or packed sequence",
+        "Dynamo does not trace nn.LSTM/GRU/RNN modules (allow_rnn=False) and skips the "
+        "pack_padded_sequence helpers.",
+        "Leave the recurrent part outside the compiled region, or try "
+        "`torch._dynamo.config.allow_rnn = True`.",
+        "GB0014",
+    ),
+    _r(
         "class-definition",
         "class defined inside compiled code",
         "Dynamo cannot trace a class statement (__build_class__).",
