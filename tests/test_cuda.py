@@ -6,8 +6,8 @@ Skipped cleanly where no CUDA device exists (CI); run on a GPU machine with `pyt
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIXTURES, check_json
+
 
 @pytest.mark.cuda
 def test_equivalence_runs_on_cpu_and_cuda() -> None:

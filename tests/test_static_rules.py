@@ -730,3 +730,12 @@ def test_static_package_never_imports_torch() -> None:
         "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_any_over_tensor_conditions_and_zero_dim_index() -> None:
+    check(
+        module("if any(t.max() > 1 for t in (x, x)):  # HINT\n    x = -x\nreturn x\n"),
+        "data-dependent-branch",
+    )
+    check(module("i = x.argmax()\nreturn x.flatten()[i]  # HINT\n"), "tensor-to-python-scalar")
+    check(module("i = x.argmax(dim=-1)\nreturn x[i], any([1, 2])\n"))

@@ -71,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--output", "-o", type=Path, default=None, help="write the report here")
     c.add_argument("--verbose", "-v", action="store_true", help="explanations, hints, call chains")
+    s = sub.add_parser("serve", help="run the language server (stdio)")
+    s.add_argument("--tcp", default=None, metavar="127.0.0.1:PORT", help="debugging only")
     d = sub.add_parser("doctor", help="say whether this interpreter can run the worker")
     d.add_argument("--json", action="store_true")
     return p
@@ -156,6 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "doctor":
             return _doctor(args.json)
+        if args.command == "serve":
+            from .lsp.server import serve
+
+            serve(args.tcp)
+            return EXIT_CLEAN
         return _check(args)
     except KeyboardInterrupt:
         return EXIT_ERROR

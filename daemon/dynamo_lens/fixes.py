@@ -1,0 +1,97 @@
+"""Source edits behind the code actions, computed from the AST. Knows nothing of LSP."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+
+@dataclass
+class Edit:
+    line: int  # 1-based line to insert before (len(lines) + 1 appends)
+    text: str
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _examples(tree: ast.Module) -> list[ast.FunctionDef]:
+    return [
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and re.match(r"^compile_example(_\w+)?$", n.name)
+    ]
+
+
+def mark_dynamic(source: str, arg_index: int, dim: int) -> Edit | None:
+    """Insert ``torch._dynamo.mark_dynamic(<arg>, dim)`` before a ``compile_example`` return
+    of ``(target, (arg, ...))`` whose argument at ``arg_index`` is a plain name."""
+    tree = _parse(source)
+    if tree is None:
+        return None
+    for fn in _examples(tree):
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Return) or not isinstance(node.value, ast.Tuple):
+                continue
+            elts = node.value.elts
+            if len(elts) < 2 or not isinstance(elts[1], (ast.Tuple, ast.List)):
+                continue
+            args = elts[1].elts
+            if arg_index < len(args) and isinstance(args[arg_index], ast.Name):
+                indent = " " * node.col_offset
+                name = args[arg_index].id
+                return Edit(node.lineno, f"{indent}torch._dynamo.mark_dynamic({name}, {dim})\n")
+    return None
+
+
+def _first_layer_input(cls: ast.ClassDef) -> str:
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+            first = node.args[0] if node.args else None
+            size = ast.unparse(first) if first is not None else "16"
+            if name == "Linear":
+                return f"torch.randn(8, {size})"
+            if name in ("Conv2d",):
+                return f"torch.randn(8, {size}, 32, 32)"
+            if name in ("Conv1d",):
+                return f"torch.randn(8, {size}, 64)"
+            if name == "Embedding":
+                return f"torch.randint(0, {size}, (8, 32))"
+    return "torch.randn(8, 16)"
+
+
+def add_compile_example(source: str, class_name: str) -> Edit | None:
+    """Append a ``compile_example`` skeleton for ``class_name`` when the file has none."""
+    tree = _parse(source)
+    if tree is None or _examples(tree):
+        return None
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    if cls is None:
+        return None
+    lines = source.splitlines()
+    x = _first_layer_input(cls)
+    text = (
+        ("\n" if lines and lines[-1].strip() else "") + "\n\ndef compile_example():\n"
+        f"    model = {class_name}()\n"
+        f"    x = {x}  # the shapes and dtypes your model really sees\n"
+        "    return model, (x,)\n"
+    )
+    return Edit(len(lines) + 1, text)
+
+
+def module_classes_without_example(source: str) -> list[tuple[str, int]]:
+    """(class name, line) of classes that look like nn.Modules, in a file with no example."""
+    tree = _parse(source)
+    if tree is None or _examples(tree):
+        return []
+    out = []
+    for n in tree.body:
+        if isinstance(n, ast.ClassDef) and any("Module" in ast.unparse(b) for b in n.bases):
+            out.append((n.name, n.lineno))
+    return out

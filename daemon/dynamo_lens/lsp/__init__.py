@@ -1,0 +1,1 @@
+"""The LSP edge of the daemon: pygls server and lsprotocol conversions."""

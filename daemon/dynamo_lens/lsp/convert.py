@@ -1,0 +1,101 @@
+"""Findings and reports to lsprotocol types. Translation only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+
+from ..findings import Finding, Kind, Severity, TargetReport
+
+SOURCE = "dynamo-lens"
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFORMATION: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+
+
+def uri_to_path(uri: str) -> str:
+    return str(Path(unquote(urlparse(uri).path)).resolve())
+
+
+def path_to_uri(path: str) -> str:
+    return Path(path).resolve().as_uri()
+
+
+def lsp_range(line: int, col: int, end_line: int, end_col: int) -> types.Range:
+    start = types.Position(line=max(line - 1, 0), character=max(col - 1, 0))
+    end = types.Position(line=max(end_line - 1, 0), character=max(end_col - 1, 0))
+    if (end.line, end.character) <= (start.line, start.character):
+        end = types.Position(line=start.line, character=start.character + 1)
+    return types.Range(start=start, end=end)
+
+
+def diagnostic(f: Finding) -> types.Diagnostic:
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(
+                uri=path_to_uri(fr.path),
+                range=lsp_range(
+                    fr.line,
+                    fr.column or 1,
+                    fr.end_line or fr.line,
+                    fr.end_column or (fr.column or 1) + 1,
+                ),
+            ),
+            message=f"called from {fr.name}" if fr.name else "called from here",
+        )
+        for fr in f.stack[:-1]
+    ]
+    stale = " (stale: edited since analysed)" if f.data.get("stale") else ""
+    message = f.message + stale
+    if f.explanation and f.kind in (Kind.GRAPH_BREAK, Kind.MISMATCH, Kind.ERROR):
+        message += f"\n{f.explanation}"
+    if f.hints:
+        message += "\nHint: " + f.hints[0]
+    return types.Diagnostic(
+        range=lsp_range(f.line, f.column, f.end_line, f.end_column),
+        message=message,
+        severity=_SEVERITY[f.severity],
+        source=SOURCE,
+        code=f.gb_id or f.kind.value,
+        code_description=types.CodeDescription(href=f.doc_url) if f.doc_url else None,
+        related_information=related or None,
+        data={"kind": f.kind.value, "target": f.target, "device": f.device, **_fix_data(f)},
+    )
+
+
+def _fix_data(f: Finding) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if f.doc_url:
+        out["doc_url"] = f.doc_url
+    if "mark_dynamic" in f.data:
+        out["mark_dynamic"] = f.data["mark_dynamic"]
+    return out
+
+
+def code_lens(report: TargetReport, uri: str) -> list[types.CodeLens]:
+    breaks = report.break_count
+    risks = sum(
+        1 for f in report.findings if f.kind == Kind.RECOMPILE and f.severity == Severity.WARNING
+    )
+    rng = lsp_range(report.line, 1, report.line, 2)
+    title = f"{breaks} graph break{'s' if breaks != 1 else ''} · {risks} recompile risk" + (
+        "s" if risks != 1 else ""
+    )
+    if any(f.kind == Kind.MISMATCH for f in report.findings):
+        title += " · ✗ compiled ≠ eager"
+    return [
+        types.CodeLens(range=rng, command=types.Command(title=title, command="")),
+        types.CodeLens(
+            range=rng,
+            command=types.Command(
+                title="▶ Benchmark",
+                command="dynamoLens.benchmarkTarget",
+                arguments=[uri, report.target],
+            ),
+        ),
+    ]

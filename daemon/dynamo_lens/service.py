@@ -1,0 +1,405 @@
+"""The daemon's analysis service: documents, schedule, cache, results. No LSP types here.
+
+The LSP edge (``lsp/server.py``) calls ``open``/``save``/``change``/``close`` and renders what
+``publish`` hands back; everything about *when* to analyse and *what is current* lives here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib.metadata
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .cache import ResultCache
+from .config import ALL_CHECKS, Config
+from .engine import Engine, FileResult, content_hash, iter_python_files
+from .findings import Finding, TargetReport, dedupe
+from .scheduler import Job, Scheduler
+from .workerpool import CancelToken
+
+PublishFn = Callable[[str, list[Finding], int | None], None]
+StatusFn = Callable[[dict[str, Any]], None]
+LogFn = Callable[[str], None]
+
+
+@dataclass
+class DocState:
+    path: str
+    version: int | None = None
+    text: str | None = None  # what the editor holds now
+    analysed_text: str | None = None  # the text the current result came from
+    result: FileResult | None = None
+    findings: list[Finding] = field(default_factory=list)  # shifted to the current text
+    # Findings placed in this file by other files' results (a helper that breaks), by source.
+    overlay: dict[str, list[Finding]] = field(default_factory=dict)
+
+    def visible(self) -> list[Finding]:
+        out = list(self.findings)
+        for fs in self.overlay.values():
+            out += fs
+        return dedupe(out)
+
+
+def _torch_version() -> str:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
+def shift_findings(findings: list[Finding], old: str, new: str, path: str) -> list[Finding]:
+    """Move findings of ``path`` to where their lines went in an edit; drop deleted lines;
+    mark edited lines stale."""
+    a, b = old.splitlines(), new.splitlines()
+    mapping: dict[int, tuple[int, bool]] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                mapping[i1 + k + 1] = (j1 + k + 1, False)
+        elif tag == "replace" and i2 - i1 == j2 - j1:
+            for k in range(i2 - i1):
+                mapping[i1 + k + 1] = (j1 + k + 1, True)
+    out = []
+    for f in findings:
+        if f.path != path:
+            out.append(f)
+            continue
+        moved = mapping.get(f.line)
+        if moved is None:
+            continue
+        line, edited = moved
+        data = dict(f.data, stale=True) if edited else f.data
+        out.append(replace(f, line=line, end_line=line + (f.end_line - f.line), data=data))
+    return out
+
+
+def merge_results(first: FileResult, second: FileResult) -> FileResult:
+    """Fold a later run's extra checks (timings, equivalence) into the first run's reports."""
+    by_name = {r.target: r for r in second.reports}
+    reports = []
+    for r in first.reports:
+        extra = by_name.get(r.target)
+        if extra is not None:
+            r = replace(
+                r,
+                findings=dedupe(r.findings + extra.findings),
+                timings=r.timings + extra.timings,
+                equivalence=r.equivalence + extra.equivalence,
+                checks=list(dict.fromkeys(r.checks + extra.checks)),
+            )
+        reports.append(r)
+    return replace(first, reports=reports, findings=dedupe(first.findings + second.findings))
+
+
+class AnalysisService:
+    def __init__(
+        self,
+        root: Path,
+        config: Config,
+        *,
+        trusted: bool,
+        publish: PublishFn,
+        status: StatusFn,
+        log: LogFn,
+        python: str | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.config = config
+        self.trusted = trusted
+        self._publish = publish
+        self._status = status
+        self._log = log
+        self._python = python
+        self.cache = ResultCache(cache_dir or self.root / ".dynamo-lens" / "cache")
+        self.torch_version = _torch_version()
+        self.docs: dict[str, DocState] = {}
+        self._lock = threading.RLock()
+        self.engine: Engine | None = None
+        self.environment: dict[str, Any] = {}
+        self.last_error = ""
+        self.scheduler = Scheduler(
+            self._run, concurrency=max(1, config.workers), on_change=self._busy
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> None:
+        if not self.trusted:
+            self._emit(
+                "restricted",
+                "Restricted Mode: no user code runs; trust the workspace "
+                "for graph breaks, recompiles and timings.",
+            )
+            return
+        self.engine = Engine(
+            self.root,
+            self.config,
+            python=self._python,
+            on_log=self._log,
+            on_restart=lambda why: self._log(f"worker restarted ({why})"),
+        )
+        self._emit("warming", "starting the worker (importing torch)")
+        self.engine.start()
+
+        def warm() -> None:
+            assert self.engine is not None
+            try:
+                self.environment = self.engine.environment()
+                self.torch_version = str(self.environment.get("torch", self.torch_version))
+                self._emit("ready", "")
+            except Exception as exc:
+                self.last_error = f"worker failed to start: {exc}"
+                self._emit("error", self.last_error)
+
+        threading.Thread(target=warm, name="warmup", daemon=True).start()
+
+    def close(self) -> None:
+        self.scheduler.close()
+        if self.engine is not None:
+            self.engine.close()
+
+    def _emit(self, state: str, message: str) -> None:
+        self._status(
+            {
+                "state": state,
+                "torch": self.environment.get("torch")
+                or (self.torch_version if self.torch_version != "none" else None),
+                "devices": self.environment.get("devices", []),
+                "jobs": self.scheduler.count() if hasattr(self, "scheduler") else 0,
+                "message": message,
+            }
+        )
+
+    def _busy(self, n: int) -> None:
+        if not self.trusted:
+            return
+        if n:
+            self._emit("busy", f"{n} analysis job(s)")
+        elif self.environment:
+            self._emit("ready", self.last_error)
+
+    # -- documents ---------------------------------------------------------------------------
+    def _doc(self, path: str) -> DocState:
+        with self._lock:
+            return self.docs.setdefault(path, DocState(path))
+
+    def open(self, path: str, text: str, version: int | None) -> None:
+        doc = self._doc(path)
+        doc.text, doc.version = text, version
+        self._request(path, "open")
+
+    def save(self, path: str, text: str | None, version: int | None) -> None:
+        doc = self._doc(path)
+        if text is not None:
+            doc.text = text
+        doc.version = version
+        self._request(path, "save")
+
+    def change(self, path: str, text: str, version: int | None) -> None:
+        doc = self._doc(path)
+        old = doc.text
+        doc.text, doc.version = text, version
+        if old is not None and (doc.findings or doc.overlay):
+            doc.findings = shift_findings(doc.findings, old, text, path)
+            doc.overlay = {k: shift_findings(v, old, text, path) for k, v in doc.overlay.items()}
+            self._publish(path, doc.visible(), version)
+
+    def close_doc(self, path: str) -> None:
+        self.scheduler.cancel(path)
+        if not self.config.keep_diagnostics_on_close:
+            with self._lock:
+                doc = self.docs.pop(path, None)
+            if doc is not None:
+                self._publish(path, [], None)
+
+    def disk_changed(self, path: str) -> None:
+        """A file changed outside the editor (git checkout, codegen): re-check it and every
+        analysed file that imports it."""
+        self._request(path, "disk")
+        with self._lock:
+            dependants = [
+                d.path
+                for d in self.docs.values()
+                if d.result is not None and path in d.result.imports and d.path != path
+            ]
+        for p in dependants:
+            self._request(p, "dependency")
+
+    def _request(self, path: str, reason: str, checks: list[str] | None = None) -> None:
+        doc = self._doc(path)
+        wanted = checks or self._wanted_checks()
+        if not self.trusted:
+            self._publish_static_only(doc)
+            return
+        self.scheduler.submit(path, doc.version or 0, wanted, reason)
+        if reason == "save":
+            # Saving a helper re-checks the targets that import it.
+            with self._lock:
+                dependants = [
+                    d.path
+                    for d in self.docs.values()
+                    if d.result is not None and path in d.result.imports and d.path != path
+                ]
+            for p in dependants:
+                self.scheduler.submit(p, self._doc(p).version or 0, wanted, "dependency")
+
+    def _wanted_checks(self) -> list[str]:
+        return [c for c in self.config.checks_on_save if c in ALL_CHECKS]
+
+    def _publish_static_only(self, doc: DocState) -> None:
+        # No user code in Restricted Mode; static checks (bytes, syntax) still apply.
+        from .engine import decode_source, syntax_error
+
+        data = (doc.text or "").encode() if doc.text is not None else Path(doc.path).read_bytes()
+        text, bad = decode_source(doc.path, data)
+        if bad is None and text is not None:
+            bad = syntax_error(doc.path, text)
+        self._publish(doc.path, [bad] if bad else [], doc.version)
+
+    # -- analysis ----------------------------------------------------------------------------
+    def cache_key(self, data: bytes, checks: list[str]) -> str:
+        return self.cache.key(
+            content_hash(data), self.torch_version, self.config.fingerprint(), checks
+        )
+
+    def _analyse(self, job: Job, data: bytes, checks: list[str]) -> FileResult | None:
+        """Cached or fresh result for ``checks``; None when superseded."""
+        assert self.engine is not None
+        key = self.cache_key(data, checks)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self._log(f"{job.path}: cache hit ({', '.join(checks)})")
+            return cached
+        t0 = time.monotonic()
+        result = self.engine.analyze_file(Path(job.path), checks, cancel=job.token)
+        if result.cancelled or job.token.cancelled:
+            self._log(f"{job.path}: analysis superseded")
+            return None
+        self._log(
+            f"{job.path}: {', '.join(checks)} in {time.monotonic() - t0:.2f} s ({job.reason})"
+        )
+        try:
+            self.cache.put(key, result)
+        except OSError as exc:
+            self._log(f"cache write failed: {exc}")
+        return result
+
+    def _run(self, job: Job) -> None:
+        doc = self._doc(job.path)
+        try:
+            data = Path(job.path).read_bytes()
+        except OSError as exc:
+            self._log(f"cannot read {job.path}: {exc}")
+            return
+        result = self._analyse(job, data, job.checks)
+        if result is None:
+            return
+        self._accept(doc, result, data, job)
+        # The slower checks (equivalence, timings) follow in the background.
+        rest = [c for c in self.config.checks if c not in job.checks]
+        if rest and result.reports and not job.token.cancelled:
+            more = self._analyse(job, data, rest)
+            if more is not None:
+                self._accept(doc, merge_results(result, more), data, job)
+
+    def _accept(self, doc: DocState, result: FileResult, data: bytes, job: Job) -> None:
+        if self.scheduler.has_pending(doc.path) and job.reason != "command":
+            return  # a newer request for this file is queued: this result is already stale
+        with self._lock:
+            previous = doc.result
+            doc.result = result
+            doc.analysed_text = data.decode("utf-8", errors="replace")
+            findings = [f for f in result.all_findings() if f.path == doc.path]
+            if doc.text is not None and doc.text != doc.analysed_text:
+                findings = shift_findings(findings, doc.analysed_text, doc.text, doc.path)
+            doc.findings = findings
+            # Findings in other files (a break inside an imported helper) go to those files.
+            others: dict[str, list[Finding]] = {}
+            for f in result.all_findings():
+                if f.path != doc.path:
+                    others.setdefault(f.path, []).append(f)
+            touched = set(others)
+            if previous is not None:
+                touched |= {f.path for f in previous.all_findings() if f.path != doc.path}
+            for path in touched:
+                other = self._doc(path)
+                if others.get(path):
+                    other.overlay[doc.path] = others[path]
+                else:
+                    other.overlay.pop(doc.path, None)
+        self._publish(doc.path, doc.visible(), doc.version)
+        for path in touched:
+            other = self._doc(path)
+            self._publish(path, other.visible(), other.version)
+
+    # -- queries and commands ----------------------------------------------------------------
+    def reports_for(self, path: str) -> list[TargetReport]:
+        doc = self.docs.get(path)
+        return list(doc.result.reports) if doc and doc.result else []
+
+    def is_stale(self, path: str) -> bool:
+        doc = self.docs.get(path)
+        if doc is None or doc.result is None:
+            return False
+        current = doc.text.encode() if doc.text is not None else Path(path).read_bytes()
+        return hashlib.sha256(current).hexdigest() != doc.result.content_hash
+
+    def check_now(self, path: str) -> FileResult | None:
+        if not self.trusted or self.engine is None:
+            return None
+        doc = self._doc(path)
+        result = self.engine.analyze_file(Path(path), self.config.checks)
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return result
+        self._accept(
+            doc, result, data, Job(path, doc.version or 0, self.config.checks, "command", 0)
+        )
+        return result
+
+    def workspace_files(self) -> list[Path]:
+        return list(iter_python_files([self.root], self.config.excludes))
+
+    def benchmark(
+        self,
+        path: str,
+        target: str,
+        *,
+        devices: list[str] | None,
+        mode: str | None,
+        dynamic: bool | None,
+        cancel: CancelToken,
+        on_progress: Callable[[dict[str, Any]], None],
+    ) -> TargetReport | None:
+        if not self.trusted or self.engine is None:
+            raise PermissionError("benchmarks run user code: trust the workspace first")
+        short = target.split("::", 1)[1] if "::" in target else target
+        res = self.engine.analyze_file(
+            Path(path),
+            ["timings"],
+            cancel=cancel,
+            on_progress=on_progress,
+            devices=devices,
+            mode=mode,
+            dynamic=dynamic,
+            only_target=short,
+            extra={"min_run_time": 0.5},
+        )
+        if res.cancelled:
+            return None
+        for r in res.reports:
+            return r
+        if res.findings:
+            raise RuntimeError(res.findings[0].message)
+        raise ValueError(f"no target {target!r} in {path}")
+
+    def clear_cache(self) -> int:
+        return self.cache.clear()

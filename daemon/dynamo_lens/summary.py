@@ -1,0 +1,89 @@
+"""Human summaries of a target report: the hover's Markdown table and the benchmark rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from .findings import DeviceTiming, Kind, Severity, TargetReport
+
+
+def _ms(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e3:.3g} ms"
+
+
+def _break_even(t: DeviceTiming) -> str:
+    if t.break_even_calls is None:
+        return "never (compiled is not faster)"
+    return f"{t.break_even_calls:,.0f} calls"
+
+
+def timing_rows(report: TargetReport) -> list[dict[str, Any]]:
+    return [
+        {
+            "device": t.device,
+            "mode": t.mode,
+            "dynamic": t.dynamic,
+            "backend": t.backend,
+            "eager_median_ms": t.eager_median * 1e3,
+            "eager_iqr_ms": t.eager_iqr * 1e3,
+            "compiled_median_ms": t.compiled_median * 1e3,
+            "compiled_iqr_ms": t.compiled_iqr * 1e3,
+            "speedup": t.speedup,
+            "cold_compile_s": t.cold_compile,
+            "break_even_calls": t.break_even_calls,
+            "repeats": t.repeats,
+            "small_inputs": t.small_inputs,
+        }
+        for t in report.timings
+    ]
+
+
+def timing_table(report: TargetReport) -> str:
+    if not report.timings:
+        return "_No timings yet: run **Dynamo Lens: Benchmark target…**._"
+    lines = [
+        "| device | eager (median ± IQR) | compiled (median ± IQR) | speedup | cold compile | break-even |",
+        "|---|---|---|---|---|---|",
+    ]
+    for t in report.timings:
+        lines.append(
+            f"| {t.device} | {_ms(t.eager_median)} ± {_ms(t.eager_iqr)} | "
+            f"{_ms(t.compiled_median)} ± {_ms(t.compiled_iqr)} | {t.speedup:.2f}× | "
+            f"{t.cold_compile:.2f} s | {_break_even(t)} |"
+        )
+    return "\n".join(lines)
+
+
+def hover_markdown(report: TargetReport, *, stale: bool) -> str:
+    env = report.environment
+    risks = sum(
+        1 for f in report.findings if f.kind == Kind.RECOMPILE and f.severity == Severity.WARNING
+    )
+    when = dt.datetime.fromtimestamp(report.measured_at).strftime("%Y-%m-%d %H:%M:%S")
+    parts = [
+        f"**Dynamo Lens** · `{report.target}`"
+        + (" · ⚠ **stale**: the file changed since" if stale else ""),
+        "",
+        timing_table(report),
+        "",
+        f"Graphs: **{report.graph_count}** · breaks: **{report.break_count}** · "
+        f"recompiles seen: **{report.recompile_count}** · recompile risks: **{risks}**",
+        "",
+        f"Inputs: {', '.join(f'`{s}`' for s in report.input_shapes) or '—'}",
+        f"torch {env.get('torch', '?')} · backend `{env.get('backend', '?')}` · mode "
+        f"`{env.get('mode', '?')}` · dynamic `{env.get('dynamic')}` · measured {when}",
+    ]
+    if any(t.small_inputs for t in report.timings):
+        parts.append(
+            "",
+        )
+        parts.append(
+            "_These inputs are small: per-call overhead dominates, so the timings do not predict "
+            "real workloads. Use realistic shapes in `compile_example` for meaningful numbers._"
+        )
+    if report.guess:
+        parts += ["", "_Zero-config guess: inputs inferred from the first layer, not declared._"]
+    return "\n".join(parts)

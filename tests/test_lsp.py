@@ -1,0 +1,255 @@
+"""End to end through the real daemon over stdio with pytest-lsp (VS Code's capabilities)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from conftest import REPO
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+SETTINGS = {
+    "checks": ["breaks", "recompiles", "timings"],
+    "checksOnSave": ["breaks", "recompiles"],
+    "backend": "eager",
+    "devices": ["cpu"],
+}
+
+
+def _workspace() -> Path:
+    import tempfile
+
+    dst = Path(tempfile.mkdtemp(prefix="dl-lsp-")) / "ws"
+    shutil.copytree(REPO / "example_workspace", dst)
+    return dst
+
+
+WS = _workspace()
+
+
+async def _start(client: LanguageClient, trusted: bool = True) -> None:
+    client.set_configuration(SETTINGS, section="dynamoLens")
+    client.statuses = []  # type: ignore[attr-defined]
+
+    @client.feature("dynamoLens/status")
+    def _status(ls: LanguageClient, params: object) -> None:
+        client.statuses.append(params)  # type: ignore[attr-defined]
+
+    t0 = time.monotonic()
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=WS.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=WS.as_uri(), name="ws")],
+            initialization_options={"trusted": trusted, "settings": SETTINGS},
+        )
+    )
+    client.init_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
+)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    await _start(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _uri(rel: str) -> str:
+    return (WS / rel).resolve().as_uri()
+
+
+def _open(client: LanguageClient, rel: str) -> str:
+    uri = _uri(rel)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=(WS / rel).read_text()
+            )
+        )
+    )
+    return uri
+
+
+async def _until(pred, timeout: float = 240.0, client: LanguageClient | None = None) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            logs = (
+                "\n".join(m.message for m in client.log_messages[-30:])
+                + str(getattr(client, "statuses", None))
+                + str(client.messages)
+                + str(list(client.diagnostics))
+                if client
+                else ""
+            )
+            raise AssertionError(f"timed out waiting\n{logs}")
+        await asyncio.sleep(0.1)
+
+
+def _lines(client: LanguageClient, uri: str, source: str = "dynamo-lens") -> list[int]:
+    return sorted(
+        d.range.start.line + 1 for d in client.diagnostics.get(uri, []) if d.source == source
+    )
+
+
+@pytest.mark.asyncio
+async def test_open_publishes_diagnostics_on_the_expression(client: LanguageClient) -> None:
+    assert client.init_seconds < 30  # type: ignore[attr-defined]
+    uri = _open(client, "models/cnn.py")
+    common = _uri("models/common.py")
+    await _until(lambda: 34 in _lines(client, common), 120, client)
+    (d,) = [d for d in client.diagnostics[common] if d.range.start.line == 33]
+    assert d.code == "GB0170"
+    assert d.code_description is not None and d.code_description.href.endswith("gb0170.html")
+    assert d.severity == types.DiagnosticSeverity.Warning
+    assert d.range.start.character == 7 and d.range.end.character > d.range.start.character
+    assert d.related_information and d.related_information[0].location.uri == uri
+    assert d.message.startswith("Graph break")
+    states = [s.state if hasattr(s, "state") else s["state"] for s in client.statuses]  # type: ignore[attr-defined]
+    assert "warming" in states
+
+
+@pytest.mark.asyncio
+async def test_save_of_a_fix_clears_the_break(client: LanguageClient) -> None:
+    rel = "models/losses.py"
+    uri = _open(client, rel)
+    await _until(lambda: 33 in _lines(client, uri))
+    path = WS / rel
+    text = path.read_text().replace(
+        "return correct.float().mean().item()  # expect: graph_break GB0124",
+        "return correct.float().mean()",
+    )
+    path.write_text(text)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    await _until(lambda: 33 not in _lines(client, uri) and 12 in _lines(client, uri))
+
+
+@pytest.mark.asyncio
+async def test_hover_code_lens_and_code_actions(client: LanguageClient) -> None:
+    uri = _open(client, "models/moe_router.py")
+    await _until(lambda: 49 in _lines(client, uri))
+
+    async def hover_text() -> str:
+        h = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=48, character=30),
+            )
+        )
+        return h.contents.value if h is not None else ""  # type: ignore[union-attr]
+
+    end = time.monotonic() + 240
+    text = await hover_text()
+    while "| cpu |" not in text and time.monotonic() < end:
+        await asyncio.sleep(0.5)
+        text = await hover_text()
+    assert "| device | eager" in text and "| cpu |" in text
+    assert "torch 2." in text and "backend `eager`" in text and "Inputs:" in text
+
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    titles = [lens.command.title for lens in lenses if lens.command]
+    assert any("graph break" in t and "recompile risk" in t for t in titles)
+    assert "▶ Benchmark" in titles
+
+    diags = [d for d in client.diagnostics[uri] if d.range.start.line == 48]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diags[0].range,
+            context=types.CodeActionContext(diagnostics=diags),
+        )
+    )
+    assert any("graph-break documentation" in a.title for a in actions)  # type: ignore[union-attr]
+
+    zc = _open(client, "models/zero_config.py")
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=zc),
+            range=types.Range(
+                start=types.Position(line=0, character=0), end=types.Position(line=40, character=0)
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert any(a.title == "Add a compile_example for TabularClassifier" for a in actions)  # type: ignore[union-attr]
+
+
+@pytest.mark.asyncio
+async def test_benchmark_reports_progress_and_result(client: LanguageClient) -> None:
+    uri = _uri("models/clean_mlp.py")
+    token = "bench-1"
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="dynamoLens.server.benchmark",
+            arguments=[
+                {
+                    "uri": uri,
+                    "target": "models/clean_mlp.py::compile_example_mlp",
+                    "devices": ["cpu"],
+                }
+            ],
+            work_done_token=token,
+        )
+    )
+    assert result["rows"][0]["device"] == "cpu"
+    assert result["rows"][0]["compiled_median_ms"] > 0
+    assert "| cpu |" in result["markdown"]
+    kinds = [type(p).__name__ for p in client.progress_reports.get(token, [])]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+
+
+@pytest.mark.asyncio
+async def test_cancelling_a_benchmark_stops_it(client: LanguageClient) -> None:
+    uri = _uri("models/transformer_block.py")
+    token = "bench-cancel"
+    task = asyncio.ensure_future(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="dynamoLens.server.benchmark",
+                arguments=[{"uri": uri, "target": "models/transformer_block.py::compile_example"}],
+                work_done_token=token,
+            )
+        )
+    )
+    await _until(lambda: client.progress_reports.get(token), 120)
+    await asyncio.sleep(0.5)
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    t0 = time.monotonic()
+    result = await asyncio.wait_for(task, 120)
+    assert result["cancelled"] is True
+    assert time.monotonic() - t0 < 60
+
+
+@pytest.mark.asyncio
+async def test_bad_requests_get_errors_not_a_crash(client: LanguageClient) -> None:
+    with pytest.raises(Exception, match="not defined"):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="dynamoLens.server.nope", arguments=[])
+        )
+    with pytest.raises(Exception):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="dynamoLens.server.checkFile", arguments=[42])
+        )
+    env = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="dynamoLens.server.environment", arguments=[])
+    )
+    assert env["torch"].startswith("2.") and "cpu" in env["devices"]
