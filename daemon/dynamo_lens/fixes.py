@@ -42,9 +42,10 @@ def mark_dynamic(source: str, arg_index: int, dim: int) -> Edit | None:
             if len(elts) < 2 or not isinstance(elts[1], (ast.Tuple, ast.List)):
                 continue
             args = elts[1].elts
-            if arg_index < len(args) and isinstance(args[arg_index], ast.Name):
+            arg = args[arg_index] if arg_index < len(args) else None
+            if isinstance(arg, ast.Name):
                 indent = " " * node.col_offset
-                name = args[arg_index].id
+                name = arg.id
                 return Edit(node.lineno, f"{indent}torch._dynamo.mark_dynamic({name}, {dim})\n")
     return None
 

@@ -45,7 +45,8 @@ def timing_table(report: TargetReport) -> str:
     if not report.timings:
         return "_No timings yet: run **Dynamo Lens: Benchmark target…**._"
     lines = [
-        "| device | eager (median ± IQR) | compiled (median ± IQR) | speedup | cold compile | break-even |",
+        "| device | eager (median ± IQR) | compiled (median ± IQR) | speedup | cold compile "
+        "| break-even |",
         "|---|---|---|---|---|---|",
     ]
     for t in report.timings:

@@ -431,11 +431,8 @@ def cmd_benchmark(ls: DynamoLensServer, *args: Any) -> dict[str, Any]:
             value = types.WorkDoneProgressReport(cancellable=True, **kw)
         else:
             value = types.WorkDoneProgressEnd(**kw)
-        fn = {
-            "begin": ls.work_done_progress.begin,
-            "report": ls.work_done_progress.report,
-            "end": ls.work_done_progress.end,
-        }[kind]
+        wdp = ls.work_done_progress
+        fn: Callable[[Any, Any], None] = getattr(wdp, kind)
         ls.on_loop(lambda: fn(token, value))
 
     devices = req.get("devices") or None

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The main job (README): set up from nothing, analyse example_workspace, then open it in a real
+# VS Code (code-server on loopback) with the extension installed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup_python.sh
+echo "[main] dynamo-lens check example_workspace --checks breaks,recompiles"
+.venv/bin/dynamo-lens check example_workspace --checks breaks,recompiles || true
+if [ -f scripts/extension/open.sh ]; then
+  echo "[main] opening example_workspace in code-server with the extension"
+  exec bash scripts/extension/open.sh
+fi

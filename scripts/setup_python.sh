@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Idempotent: a venv in .venv with the package (editable) and the pinned dev dependencies.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python -c "import dynamo_lens, torch, pygls, pytest_lsp, ruff" 2>/dev/null; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  # torch==2.13.0 is pinned in the dev extra: the CPU build from this machine's disk.
+  .venv/bin/python -m pip install -q -e ".[dev]"
+fi
