@@ -739,3 +739,27 @@ def test_any_over_tensor_conditions_and_zero_dim_index() -> None:
     )
     check(module("i = x.argmax()\nreturn x.flatten()[i]  # HINT\n"), "tensor-to-python-scalar")
     check(module("i = x.argmax(dim=-1)\nreturn x[i], any([1, 2])\n"))
+
+
+def test_modules_called_through_comprehension_variables() -> None:
+    check(
+        """
+class Head(nn.Module):
+    def forward(self, x):
+        return x.tolist()  # HINT
+
+
+class Multi(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([Head() for _ in range(2)])
+
+    def forward(self, x):
+        outs = [h(x) for h in self.heads]
+        return outs
+
+
+def compile_example():
+    return Multi(), (torch.randn(2),)
+"""
+    )

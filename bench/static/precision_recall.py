@@ -29,7 +29,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / "daemon"))
 
-from dynamo_lens.static import analyze_path  # noqa: E402
+from dynamo_lens.findings import Finding, Frame, Kind, Severity  # noqa: E402
+from dynamo_lens.static import Reconciler, analyze_path  # noqa: E402
 
 
 def _functions_by_line(path: str) -> dict[int, str]:
@@ -127,19 +128,47 @@ def evaluate(groups: list[tuple[str, Path, list[Path]]], verbose: bool) -> dict[
                 else:
                     unverified.append(f"{row['file']}:{h.line}")
                 row["false"].append(f"{h.line} {rule} ({state}) {h.message}")
+            # Reconcile with the real run, as the daemon would: every hint in a function the run
+            # executed should end up confirmed or refuted, and none should remain visible there.
+            rec = Reconciler()
+            dyn = [_as_finding(b) for bs in blines.values() for b in bs]
+            source = Path(real).read_text(encoding="utf-8")
+            rec.update_dynamic(real, source, dyn, executed_funcs, static_hints=hints)
+            left = rec.visible(real, source, hints)
+            row["visible_after_reconcile"] = len(left)
+            row["visible_after_reconcile_in_executed"] = sum(
+                1 for h in left if h.data.get("function") in executed_funcs
+            )
             for ln, bs in sorted(blines.items()):
                 if ln not in hint_lines:
                     gb = bs[0].get("gb_id") or bs[0].get("gb_type")
                     missed_by_gb[str(gb)] += 1
                     row["missed"].append(f"{ln} {gb} {bs[0].get('gb_type')}")
-            for k in ("hints", "correct", "break_lines", "found", "clean_code_hints"):
+            for k in (
+                "hints",
+                "correct",
+                "break_lines",
+                "found",
+                "clean_code_hints",
+                "visible_after_reconcile",
+                "visible_after_reconcile_in_executed",
+            ):
                 totals[k] += row[k]
             per_file.append(row)
         if errors and verbose:
             print(f"[{group}] errors while running examples:", *errors, sep="\n  ")
     precision = totals["correct"] / totals["hints"] if totals["hints"] else 1.0
     recall = totals["found"] / totals["break_lines"] if totals["break_lines"] else 1.0
+    subsets = {
+        name: _summary([r for r in per_file if pick(r)])
+        for name, pick in (
+            ("tuned (corpus written alongside the rules)", _is_tuned),
+            ("holdout (corpus/holdout_*)", _is_holdout),
+            ("example_workspace", lambda r: r["group"] == "example_workspace"),
+        )
+    }
     return {
+        "subsets": subsets,
         "files": len(per_file),
         "hints": totals["hints"],
         "correct_hints": totals["correct"],
@@ -148,9 +177,49 @@ def evaluate(groups: list[tuple[str, Path, list[Path]]], verbose: bool) -> dict[
         "precision": round(precision, 3),
         "recall": round(recall, 3),
         "hints_on_proven_clean_code": totals["clean_code_hints"],
+        "visible_after_reconcile": totals["visible_after_reconcile"],
+        "visible_after_reconcile_in_executed": totals["visible_after_reconcile_in_executed"],
         "by_rule": {r: dict(c) for r, c in sorted(by_rule.items())},
         "missed_by_gb": dict(missed_by_gb.most_common()),
         "per_file": per_file,
+    }
+
+
+def _as_finding(b: dict[str, Any]) -> Finding:
+    return Finding(
+        kind=Kind.GRAPH_BREAK,
+        severity=Severity.WARNING,
+        path=b["path"],
+        line=b["line"],
+        column=1,
+        end_line=b["line"],
+        end_column=2,
+        message=f"Graph break: {b['gb_type']}",
+        gb_id=b.get("gb_id"),
+        stack=[Frame(b["path"], b["line"], b.get("func", ""))],
+    )
+
+
+def _is_holdout(row: dict[str, Any]) -> bool:
+    return os.path.basename(str(row["file"])).startswith("holdout_")
+
+
+def _is_tuned(row: dict[str, Any]) -> bool:
+    return row["group"] == "corpus" and not _is_holdout(row)
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    t: Counter[str] = Counter()
+    for r in rows:
+        for k in ("hints", "correct", "break_lines", "found", "clean_code_hints"):
+            t[k] += r[k]
+    return {
+        "files": len(rows),
+        "hints": t["hints"],
+        "break_lines": t["break_lines"],
+        "precision": round(t["correct"] / t["hints"], 3) if t["hints"] else None,
+        "recall": round(t["found"] / t["break_lines"], 3) if t["break_lines"] else None,
+        "hints_on_proven_clean_code": t["clean_code_hints"],
     }
 
 
@@ -191,6 +260,13 @@ def main() -> int:
     print(f"precision: {res['precision']:.3f}  ({res['correct_hints']}/{res['hints']})")
     print(f"recall:    {res['recall']:.3f}  ({res['break_lines_hinted']}/{res['break_lines']})")
     print(f"hints on code the dynamic check proves clean: {res['hints_on_proven_clean_code']}")
+    print(
+        "after Reconciler.update_dynamic with these runs: "
+        f"{res['visible_after_reconcile']} hints still visible, "
+        f"{res['visible_after_reconcile_in_executed']} of them in executed functions"
+    )
+    for name, sub in res["subsets"].items():
+        print(f"  {name}: {json.dumps(sub)}")
     print("by rule:", json.dumps(res["by_rule"]))
     if res["missed_by_gb"]:
         print("missed breaks by GB id:", json.dumps(res["missed_by_gb"]))

@@ -17,8 +17,9 @@ The analysis runs in three steps over one file's AST:
 from __future__ import annotations
 
 import ast
+import gc
+import re
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -28,6 +29,7 @@ from . import model as m
 from .model import (
     BOOL,
     FILE,
+    INDEX0,
     LOGGER,
     NDARRAY,
     SCALAR,
@@ -51,6 +53,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 _MAX_RUNS = 6  # re-analyses per function before the worklist stops refining it
+_MAX_DEPTH = 40  # call-chain depth analysed depth-first before falling back to the queue
 
 # --------------------------------------------------------------------------------------------
 # Knowledge about torch's API, as far as value kinds go.
@@ -242,6 +245,10 @@ _LOOP_NOTE = (
     " Inside a loop, a graph break makes Dynamo skip the whole function (GB7000), so none of "
     "it is compiled."
 )
+# Exact names only: "TensorBox", "TensorType", ... are not tensors.
+_TENSOR_ANN = _words(
+    "Tensor FloatTensor LongTensor BoolTensor IntTensor HalfTensor DoubleTensor Parameter"
+)
 _SCALAR_ANN = _words(
     """
     int float bool str bytes None complex Optional Union list List tuple Tuple dict Dict
@@ -280,6 +287,7 @@ class _State:
     callers: set[int] = field(default_factory=set)
     runs: int = 0
     entry: bool = False
+    pending: bool = False  # queued for (re-)analysis
 
 
 @dataclass
@@ -295,14 +303,24 @@ def _ann_value(ann: ast.expr | None) -> V | None:
     if ann is None:
         return None
     names: set[str] = set()
-    for n in ast.walk(ann):
+    stack: list[ast.expr] = [ann]
+    while stack:  # annotations are small: Name, Attribute, Subscript, BinOp (X | None), str
+        n = stack.pop()
         if isinstance(n, ast.Name):
             names.add(n.id)
         elif isinstance(n, ast.Attribute):
             names.add(n.attr)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str):
             names.update(n.value.replace("[", " ").replace("]", " ").replace(".", " ").split())
-    if any("Tensor" in n for n in names):
+        elif isinstance(n, ast.Constant) and n.value is None:
+            names.add("None")
+        elif isinstance(n, ast.Subscript):
+            stack += (n.value, n.slice)
+        elif isinstance(n, ast.BinOp):
+            stack += (n.left, n.right)
+        elif isinstance(n, (ast.Tuple, ast.List)):
+            stack += n.elts
+    if names & _TENSOR_ANN:
         if names & {"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "dict", "Dict"}:
             return SEQ
         return TENSOR
@@ -373,9 +391,8 @@ class Analyzer:
         self.states: dict[int, _State] = {}
         self.funcs: dict[int, FuncInfo] = {}
         self._creates_params: dict[str, bool] = {}
-        self._init_class_attrs()
+        # Module globals first (logger = logging.getLogger(...)), then what __init__ stores.
         self.globals = self._module_globals()
-        # __init__ walks saw no module globals yet; redo them now that globals are known.
         self._init_class_attrs()
 
     # ---- module-level facts -----------------------------------------------------------------
@@ -402,11 +419,21 @@ class Analyzer:
                     if d in ("print", "warnings.warn") or d.split(".")[-1] in _LOG_METHODS:
                         self.flags.reorderable.add(d)
 
+    def _attribute_stores(self) -> dict[str, int]:
+        """How often each attribute name is assigned anywhere in the file (``x.name = ...``).
+
+        A regex over the text, not a tree walk: this runs on every keystroke. Over-counting
+        (a match in a string) only makes the constant-attribute folding more careful.
+        """
+        counts: dict[str, int] = {}
+        for name in _ATTR_STORE.findall(self.source):
+            counts[name] = counts.get(name, 0) + 1
+        if "setattr(" in self.source:
+            return {k: v + 99 for k, v in counts.items()} | {"": 99}
+        return counts
+
     def _init_class_attrs(self) -> None:
-        stores: dict[str, int] = {}
-        for n in ast.walk(self.tree):
-            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
-                stores[n.attr] = stores.get(n.attr, 0) + 1
+        stores = self._attribute_stores()
         for ci in self.ix.all_classes:
             for stmt in ci.node.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
@@ -415,7 +442,7 @@ class Analyzer:
                     for t in stmt.targets:
                         if isinstance(t, ast.Name):
                             ci.attrs[t.id] = SCALAR
-                            if stores.get(t.id, 0) == 0:
+                            if stores.get(t.id, 0) == 0 and "" not in stores:
                                 ci.const_attrs[t.id] = stmt.value.value
             for name in ("__init__", "__post_init__", "reset_parameters", "setup", "build"):
                 fi = ci.methods.get(name)
@@ -425,7 +452,7 @@ class Analyzer:
                 w.run()
                 for attr, (v, const) in w.self_stores.items():
                     ci.attrs[attr] = join(ci.attrs.get(attr), v) if attr in ci.attrs else v
-                    if const is not _NO_CONST and stores.get(attr, 0) == 1:
+                    if const is not _NO_CONST and stores.get(attr, 0) == 1 and "" not in stores:
                         ci.const_attrs[attr] = const
 
     def _module_globals(self) -> dict[str, V]:
@@ -499,33 +526,24 @@ class Analyzer:
                     add(Target(name, fi, fi.node.lineno, guess=True))
         return out
 
-    def _compile_calls(self) -> Iterable[tuple[FuncInfo | None, ast.Call]]:
-        def visit(
-            body: list[ast.stmt], scope: FuncInfo | None
-        ) -> Iterable[tuple[FuncInfo | None, ast.Call]]:
-            for stmt in body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    continue  # visited with its own scope below
-                if isinstance(stmt, ast.ClassDef):
-                    continue  # methods are visited as functions
-                for n in ast.walk(stmt):
-                    if isinstance(n, ast.Call) and self.ix.qualify(n.func) == "torch.compile":
-                        yield scope, n
-
-        yield from visit(self.tree.body, None)
-        for fi in self.ix.all_funcs:
-            yield from visit(fi.node.body, fi)
+    def _compile_calls(self) -> list[tuple[FuncInfo | None, ast.Call]]:
+        """``torch.compile(...)`` calls with the function they appear in (None: module level)."""
+        if "compile(" not in self.source:
+            return []  # the common case, decided without walking the tree
+        funcs = {id(fi.node): fi for fi in self.ix.all_funcs}
+        out: list[tuple[FuncInfo | None, ast.Call]] = []
+        stack: list[tuple[ast.AST, FuncInfo | None]] = [(self.tree, None)]
+        while stack:
+            node, scope = stack.pop()
+            if isinstance(node, ast.Call) and self.ix.qualify(node.func) == "torch.compile":
+                out.append((scope, node))
+            inner = funcs.get(id(node), scope)
+            stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+        return out
 
     def _assigned(self, name: str, scope: FuncInfo | None) -> ast.expr | None:
-        if scope is not None:
-            last: ast.expr | None = None
-            for n in ast.walk(scope.node):
-                if isinstance(n, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id == name for t in n.targets
-                ):
-                    last = n.value
-            if last is not None:
-                return last
+        if scope is not None and name in scope.assigns:
+            return scope.assigns[name]
         return self.ix.global_nodes.get(name)
 
     def _resolve_target(self, e: ast.expr, scope: FuncInfo | None, depth: int = 0) -> Target | None:
@@ -589,20 +607,11 @@ class Analyzer:
                 v = self._assigned(e.id, fi)
                 if v is not None:
                     expand(v, depth + 1)
-                for n in ast.walk(fi.node):  # cases.append((model, args))
-                    if (
-                        isinstance(n, ast.Call)
-                        and isinstance(n.func, ast.Attribute)
-                        and n.func.attr in ("append", "extend")
-                        and isinstance(n.func.value, ast.Name)
-                        and n.func.value.id == e.id
-                        and n.args
-                    ):
-                        expand(n.args[0], depth + 1)
+                for arg in fi.appends.get(e.id, ()):  # cases.append((model, args))
+                    expand(arg, depth + 1)
 
-        for n in ast.walk(fi.node):
-            if isinstance(n, ast.Return) and n.value is not None:
-                expand(n.value)
+        for ret in fi.returns:
+            expand(ret)
         out: list[Target] = []
         for tup in calls:
             assert isinstance(tup, ast.Tuple)
@@ -636,9 +645,9 @@ class Analyzer:
         return st
 
     def run(self) -> list[Finding]:
-        targets = self.discover()
-        queue: deque[FuncInfo] = deque()
-        for t in targets:
+        self._queue: deque[FuncInfo] = deque()
+        self._active: set[int] = set()  # functions being walked right now (the DFS stack)
+        for t in self.discover():
             st = self.state(t.entry)
             st.entry = True
             base = _param_defaults(t.entry, entry=True)
@@ -647,51 +656,79 @@ class Analyzer:
             st.params = _join_params(st.params, base) if st.params else base
             if t.name not in st.targets:
                 st.targets.append(t.name)
-            if t.entry not in queue:
-                queue.append(t.entry)
-        while queue:
-            fi = queue.popleft()
+            self._enqueue(t.entry)
+        while self._queue:
+            fi = self._queue.popleft()
             st = self.state(fi)
-            if st.runs >= _MAX_RUNS:
-                continue
-            st.runs += 1
+            if st.pending and st.runs < _MAX_RUNS:
+                self._analyze(fi)
+        return self._findings()
+
+    def _enqueue(self, fi: FuncInfo) -> None:
+        st = self.state(fi)
+        if not st.pending:
+            st.pending = True
+            self._queue.append(fi)
+
+    def _analyze(self, fi: FuncInfo) -> None:
+        st = self.state(fi)
+        st.runs += 1
+        st.pending = False
+        self._active.add(id(fi))
+        try:
             w = _Walker(self, fi, st.params, st.closure, quiet=False)
             w.run()
-            st.hits = w.hits
-            new_ret = w.ret
-            if new_ret != st.ret:
-                st.ret = new_ret
-                for cid in st.callers:
-                    caller = self.funcs[cid]
-                    if caller not in queue:
-                        queue.append(caller)
-            for callee, args, kwargs, node, bound_self, closure in w.calls:
-                cst = self.state(callee)
-                cst.callers.add(id(fi))
-                base = _param_defaults(callee, entry=cst.entry or _is_forward(callee))
-                incoming = {**base, **_bind(callee, args, kwargs, bound_self)}
-                first = cst.runs == 0 and callee not in queue
-                if cst.entry:
-                    new = cst.params  # a target's own parameters stay as declared
-                elif first and not cst.params:
-                    new = incoming
-                else:
-                    new = _join_params(cst.params, incoming)
-                changed = new != cst.params
-                cst.params = new
-                if closure:
-                    merged = _join_params(cst.closure, closure) if cst.closure else closure
-                    changed = changed or merged != cst.closure
-                    cst.closure = merged
-                for tname in st.targets:
-                    if tname not in cst.targets:
-                        cst.targets.append(tname)
-                        changed = True
-                if cst.via is None and not cst.entry:
-                    cst.via = (fi, node)
-                if (first or changed) and callee not in queue:
-                    queue.append(callee)
-        return self._findings()
+        finally:
+            self._active.discard(id(fi))
+        st.hits = w.hits
+        if w.ret != st.ret:
+            st.ret = w.ret
+            for cid in st.callers:  # they used the old return value
+                if cid not in self._active:
+                    self._enqueue(self.funcs[cid])
+
+    def on_call(
+        self,
+        caller: FuncInfo,
+        callee: FuncInfo,
+        args: list[V],
+        kwargs: dict[str, V],
+        node: ast.AST,
+        bound_self: bool,
+        closure: dict[str, V],
+    ) -> V:
+        """A walk reached a call into ``callee``: join the values passed, and analyse the
+        callee now (depth first) so that the caller sees its return value in the same pass."""
+        st = self.state(caller)
+        cst = self.state(callee)
+        cst.callers.add(id(caller))
+        base = _param_defaults(callee, entry=cst.entry or _is_forward(callee))
+        incoming = {**base, **_bind(callee, args, kwargs, bound_self)}
+        first = cst.runs == 0 and not cst.pending
+        if cst.entry:
+            new = cst.params  # a target's own parameters stay as declared
+        elif first and not cst.params:
+            new = incoming
+        else:
+            new = _join_params(cst.params, incoming)
+        changed = new != cst.params
+        cst.params = new
+        if closure:
+            merged = _join_params(cst.closure, closure) if cst.closure else closure
+            changed = changed or merged != cst.closure
+            cst.closure = merged
+        for tname in st.targets:
+            if tname not in cst.targets:
+                cst.targets.append(tname)
+                changed = True
+        if cst.via is None and not cst.entry:
+            cst.via = (caller, node)
+        if (first or changed) and cst.runs < _MAX_RUNS:
+            if id(callee) not in self._active and len(self._active) < _MAX_DEPTH:
+                self._analyze(callee)
+            else:
+                self._enqueue(callee)  # recursion, or a very deep chain: later
+        return cst.ret if cst.ret is not None else UNKNOWN
 
     # ---- findings ---------------------------------------------------------------------------
     def _findings(self) -> list[Finding]:
@@ -807,8 +844,6 @@ class _NoConst:
 
 _NO_CONST = _NoConst()
 
-_Call = tuple[FuncInfo, list[V], dict[str, V], ast.AST, bool, dict[str, V]]
-
 
 # --------------------------------------------------------------------------------------------
 class _Walker:
@@ -830,7 +865,6 @@ class _Walker:
         self.local_aliases: dict[str, str] = {}
         self.hits: list[Hit] = []
         self._hit_keys: set[tuple[int, str]] = set()
-        self.calls: list[_Call] = []
         self.returns: list[V] = []
         self.loop = 0  # depth of for/while bodies (comprehensions are frames of their own)
         self.skipping = 0  # depth of try bodies and non-torch `with` blocks
@@ -841,7 +875,7 @@ class _Walker:
         self.self_stores: dict[str, tuple[V, object]] = {}
         self.locals: set[str] = set(params) | set(closure)
         if fi is not None:
-            self.locals |= _local_names(fi.node)
+            self.locals |= fi.locals
 
     @property
     def ret(self) -> V | None:
@@ -1099,14 +1133,15 @@ class _Walker:
         return self.ix.qualify(node, self.local_aliases)
 
     def expr(self, e: ast.expr, store: bool = False) -> V:
-        if isinstance(e, ast.Name):
-            return self.name(e)
-        if isinstance(e, ast.Constant):
+        t = type(e)  # exact-type checks first: the four most common nodes, cheaply
+        if t is ast.Name:
+            return self.name(e)  # type: ignore[arg-type]
+        if t is ast.Constant:
             return SCALAR
-        if isinstance(e, ast.Call):
-            return self.call(e)
-        if isinstance(e, ast.Attribute):
-            return self.attribute(e)
+        if t is ast.Call:
+            return self.call(e)  # type: ignore[arg-type]
+        if t is ast.Attribute:
+            return self.attribute(e)  # type: ignore[arg-type]
         if isinstance(e, ast.Subscript):
             return self.subscript(e, store)
         if isinstance(e, ast.BinOp):
@@ -1318,6 +1353,11 @@ class _Walker:
             if not store and any(p.k == K.BOOL for p in parts):
                 self.hit("dynamic-shape-op", e, "boolean-mask indexing", "GB0036")
                 return TENSOR
+            if not store and any(p.k == K.INDEX0 for p in parts):
+                self.hit(
+                    "tensor-to-python-scalar", e, "indexing with a 0-d tensor (argmax())", "GB0033"
+                )
+                return TENSOR
             return BOOL if v.k == K.BOOL else TENSOR  # a slice of a mask is still a mask
         if v.k == K.TUPLE:
             if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
@@ -1345,6 +1385,7 @@ class _Walker:
             isinstance(func, ast.Name)
             and q is None
             and func.id not in self.locals
+            and func.id not in self.env  # comprehension variables, walrus targets
             and func.id not in self.ix.functions
             and func.id not in self.ix.classes
             and func.id not in self.an.globals
@@ -1387,11 +1428,7 @@ class _Walker:
         closure: dict[str, V] = {}
         if fi.parent is not None and fi.parent is self.fi:
             closure = {k: v for k, v in self.env.items() if v.k != K.UNKNOWN}
-        self.calls.append((fi, args, kwargs, e, bound_self, closure))
-        st = self.an.states.get(id(fi))
-        if st is not None and st.ret is not None:
-            return st.ret
-        return UNKNOWN
+        return self.an.on_call(self.fi, fi, args, kwargs, e, bound_self, closure)
 
     def _self_class(self, v: V) -> ClassInfo | None:
         for qn in v.classes:
@@ -1430,7 +1467,7 @@ class _Walker:
         if name in self.ix.classes and name not in self.env:
             ci = self.ix.classes[name]
             if ci.is_module:
-                if self.an.creates_params(ci):
+                if not self.quiet and self.an.creates_params(ci):
                     self.hit(
                         "module-construction", e, f"{name}(...) constructed inside compiled code"
                     )
@@ -1480,6 +1517,11 @@ class _Walker:
             if a0.tensor or a0.k == K.SEQ:
                 return SEQ
             return a0 if a0.k in (K.TUPLE, K.MODULE) else UNKNOWN
+        if fn in ("any", "all") and len(args) == 1 and a0.k == K.SEQ and e.args:
+            if isinstance(e.args[0], (ast.GeneratorExp, ast.ListComp)):
+                # any(t.max() > 10 for t in ts): bool() of each tensor element.
+                self.hit("data-dependent-branch", e, f"{fn}() over tensor conditions")
+            return SCALAR
         if fn in ("sum", "max", "min", "abs", "round"):
             if fn in ("sum", "abs") and (a0.tensor or a0.k == K.SEQ):
                 return TENSOR
@@ -1632,6 +1674,8 @@ class _Walker:
             return UNKNOWN
         if ns not in _TENSOR_NS:
             return TENSOR if ns == "torch.utils.checkpoint" else UNKNOWN
+        if fn.startswith("_"):
+            return UNKNOWN  # private ops: return types vary (bools, tuples, handles)
         # torch.<op>, F.<op>, torch.linalg.<op>, ...
         if fn in _TORCH_DATA_BOOL:
             self.hit("data-dependent-bool-op", e, f"{_short(q)}() returns a Python bool")
@@ -1668,6 +1712,8 @@ class _Walker:
             return SEQ
         if fn in _TORCH_BOOL:
             return BOOL
+        if fn in ("argmax", "argmin") and len(e.args) == 1 and not e.keywords:
+            return INDEX0
         if fn in ("zeros", "ones", "empty", "full", "tensor", "as_tensor", "rand") and _bool_dtype(
             e
         ):
@@ -1828,12 +1874,16 @@ class _Walker:
             return TENSOR
         if name == "numpy":
             return NDARRAY
+        if name in ("argmax", "argmin") and not e.args and not e.keywords:
+            return INDEX0
         if name in ("max", "min", "median") and (e.args or e.keywords):
             return TENSOR if args and args[0].tensor else SEQ
         if name in _METHOD_SCALAR:
             return SCALAR
         if name in _METHOD_SEQ:
             return SEQ
+        if name.startswith(("_", "is_", "has_", "get_")):
+            return UNKNOWN  # private or query methods: not reliably tensors
         if name in _METHOD_BOOL:
             return BOOL
         if name == "to" and _bool_dtype(e):
@@ -1853,31 +1903,6 @@ class _Walker:
         ):
             return BOOL if recv.k == K.BOOL and name != "where" else TENSOR
         return TENSOR
-
-
-def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    out: set[str] = set()
-    a = node.args
-    for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
-        out.add(p.arg)
-    if a.vararg:
-        out.add(a.vararg.arg)
-    if a.kwarg:
-        out.add(a.kwarg.arg)
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-            continue  # their bodies are their own scope
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            continue  # imports are aliases, tracked separately
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            out.add(n.name)
-        stack.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _join_env(a: dict[str, V], b: dict[str, V]) -> dict[str, V]:
@@ -1978,20 +2003,32 @@ def _int_tensor_expr(e: ast.expr) -> bool:
     return isinstance(e, ast.Attribute) and e.attr == "indices"
 
 
+# `.name =`, `.name +=`, ... but not `.name ==`.
+_ATTR_STORE = re.compile(r"\.([A-Za-z_]\w*)\s*(?:\*\*|//|>>|<<|[-+*/%&|^@])?=(?!=)")
 _SHAPE_ONLY = _words("flatten view reshape squeeze unsqueeze cpu detach contiguous")
 
 
 # --------------------------------------------------------------------------------------------
 def analyze_source(source: str, path: str) -> list[Finding]:
     """Static hints for one file's text. Syntax errors give [] (reported elsewhere)."""
+    # Parsing and the analysis allocate many small objects that all die at the end; cyclic GC
+    # passes over the growing AST in the middle cost more than the analysis itself (and grow
+    # with the file), so collection is paused and the index's back-references are cut after,
+    # leaving everything to reference counting.
+    gc_enabled = gc.isenabled()
+    gc.disable()
+    an: Analyzer | None = None
     try:
         tree = ast.parse(source, filename=path)
+        an = Analyzer(source, path, tree)
+        return an.run()
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    try:
-        return Analyzer(source, path, tree).run()
-    except RecursionError:
-        return []
+    finally:
+        if an is not None:
+            an.ix.dispose()
+        if gc_enabled:
+            gc.enable()
 
 
 def analyze_path(path: str | Path) -> list[Finding]:
@@ -2013,14 +2050,14 @@ def reachable_functions(source: str, path: str) -> dict[str, set[str]]:
     The daemon can pass the union over completed dynamic runs as ``covered_functions`` to
     :meth:`Reconciler.update_dynamic`.
     """
-    try:
-        tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    an = Analyzer(source, path, tree)
-    an.run()
     out: dict[str, set[str]] = {}
+    try:
+        an = Analyzer(source, path, ast.parse(source, filename=path))
+        an.run()
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return out
     for fid, st in an.states.items():
         for t in st.targets:
             out.setdefault(t, set()).add(an.funcs[fid].qualname)
+    an.ix.dispose()
     return out

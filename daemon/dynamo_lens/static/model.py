@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -17,6 +18,7 @@ FuncNode = ast.FunctionDef | ast.AsyncFunctionDef
 class K(Enum):
     TENSOR = "tensor"
     BOOL = "bool_tensor"  # a tensor known to hold booleans (mask)
+    INDEX0 = "index0_tensor"  # a 0-d integer tensor (argmax() without dim)
     SEQ = "tensors"  # tuple/list of tensors (split, chunk, topk, ...)
     TUPLE = "tuple"  # a literal tuple with per-element values
     NDARRAY = "ndarray"  # NumPy value computed from a tensor
@@ -28,19 +30,21 @@ class K(Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
-class V:
+class V(NamedTuple):
+    # A NamedTuple rather than a dataclass: values are compared and joined constantly, and
+    # tuple equality runs in C.
     k: K
     classes: frozenset[str] = frozenset()  # MODULE/SELF: local class names it may be
     elts: tuple[V, ...] = ()  # TUPLE elements
 
     @property
     def tensor(self) -> bool:
-        return self.k in (K.TENSOR, K.BOOL)
+        return self.k in (K.TENSOR, K.BOOL, K.INDEX0)
 
 
 TENSOR = V(K.TENSOR)
 BOOL = V(K.BOOL)
+INDEX0 = V(K.INDEX0)
 SEQ = V(K.SEQ)
 NDARRAY = V(K.NDARRAY)
 SCALAR = V(K.SCALAR)
@@ -61,7 +65,7 @@ def tup(elts: list[V]) -> V:
 def join(a: V | None, b: V | None) -> V:
     if a is None:
         return b if b is not None else UNKNOWN
-    if b is None or a == b:
+    if b is None or a is b or a == b:
         return a
     if a.tensor and b.tensor:
         return TENSOR
@@ -96,7 +100,7 @@ def unpack(v: V, n: int) -> list[V]:
     return [element(v)] * n
 
 
-@dataclass
+@dataclass(eq=False)  # identity: compared in worklists and MROs, must be cheap
 class FuncInfo:
     node: FuncNode
     qualname: str
@@ -106,13 +110,18 @@ class FuncInfo:
     disabled: bool = False  # decorated with torch.compiler.disable / torch._dynamo.disable
     kind: str = "function"  # "function" | "method" | "staticmethod" | "classmethod"
     nested: dict[str, FuncInfo] = field(default_factory=dict)
+    # Collected in the same pass over the body (statements only, nested defs excluded):
+    locals: set[str] = field(default_factory=set)  # names the function binds
+    assigns: dict[str, ast.expr] = field(default_factory=dict)  # last `name = value`
+    appends: dict[str, list[ast.expr]] = field(default_factory=dict)  # `name.append(x)`
+    returns: list[ast.expr] = field(default_factory=list)
 
     @property
     def name(self) -> str:
         return self.node.name
 
 
-@dataclass
+@dataclass(eq=False)
 class ClassInfo:
     node: ast.ClassDef
     qualname: str
@@ -221,6 +230,9 @@ class ModuleIndex:
         self, node: FuncNode, qualname: str, cls: ClassInfo | None, parent: FuncInfo | None
     ) -> FuncInfo:
         fi = FuncInfo(node, qualname, cls, parent)
+        a = node.args
+        fi.locals.update(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+        fi.locals.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
         for dec in node.decorator_list:
             q = self.qualify(dec.func if isinstance(dec, ast.Call) else dec) or ""
             bare = dotted(dec.func if isinstance(dec, ast.Call) else dec) or ""
@@ -239,16 +251,60 @@ class ModuleIndex:
         return fi
 
     def _nested(self, fi: FuncInfo, body: list[ast.stmt]) -> None:
+        """One pass over a function's statements: nested defs, bound names, assignments."""
+        targets: list[ast.expr] = []
         for stmt in body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            t = type(stmt)
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                assert isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                fi.locals.add(stmt.name)
                 fi.nested[stmt.name] = self._func(
                     stmt, f"{fi.qualname}.<locals>.{stmt.name}", None, fi
                 )
-            elif isinstance(stmt, ast.ClassDef):
+                continue
+            if t is ast.ClassDef:
+                assert isinstance(stmt, ast.ClassDef)
+                fi.locals.add(stmt.name)
                 self._class(stmt, f"{fi.qualname}.<locals>.{stmt.name}")
-            else:
-                for sub in _sub_bodies(stmt):
-                    self._nested(fi, sub)
+                continue
+            if t is ast.Assign:
+                assert isinstance(stmt, ast.Assign)
+                targets.extend(stmt.targets)
+                for tg in stmt.targets:
+                    if isinstance(tg, ast.Name):
+                        fi.assigns[tg.id] = stmt.value
+            elif t is ast.Expr:
+                assert isinstance(stmt, ast.Expr)
+                call = stmt.value
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in ("append", "extend")
+                    and isinstance(call.func.value, ast.Name)
+                    and call.args
+                ):
+                    fi.appends.setdefault(call.func.value.id, []).append(call.args[0])
+            elif t is ast.Return:
+                assert isinstance(stmt, ast.Return)
+                if stmt.value is not None:
+                    fi.returns.append(stmt.value)
+            elif t in (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor):
+                targets.append(stmt.target)  # type: ignore[attr-defined]
+            elif t is ast.With or t is ast.AsyncWith:
+                assert isinstance(stmt, (ast.With, ast.AsyncWith))
+                targets.extend(i.optional_vars for i in stmt.items if i.optional_vars)
+            elif t in _TRY_TYPES:
+                fi.locals.update(h.name for h in stmt.handlers if h.name)  # type: ignore[attr-defined]
+            for sub in _sub_bodies(stmt):
+                self._nested(fi, sub)
+        while targets:
+            tg = targets.pop()
+            if isinstance(tg, ast.Name):
+                fi.locals.add(tg.id)
+            elif isinstance(tg, (ast.Tuple, ast.List)):
+                targets.extend(tg.elts)
+            elif isinstance(tg, ast.Starred):
+                targets.append(tg.value)
 
     def _class(self, node: ast.ClassDef, qualname: str) -> ClassInfo:
         bases = [self.qualify(b) or dotted(b) or "?" for b in node.bases]
@@ -280,11 +336,22 @@ class ModuleIndex:
                             and b not in ("object", "?")
                             and "forward" in ci.methods
                             and not b.startswith(("typing.", "enum.", "abc."))
+                            # torch.autograd.Function also has a (static) forward
+                            and not b.endswith("Function")
                         )
                     ):
                         ci.is_module = True
                         changed = True
                         break
+
+    def dispose(self) -> None:
+        """Cut the parent/class back-references so the index dies by reference counting."""
+        for fi in self.all_funcs:
+            fi.parent = None
+            fi.cls = None
+            fi.nested = {}
+        for ci in self.all_classes:
+            ci.methods = {}
 
     def mro(self, ci: ClassInfo) -> list[ClassInfo]:
         out: list[ClassInfo] = []
@@ -324,16 +391,30 @@ _DISABLE_DECORATORS = {
 }
 
 
+_TRY_TYPES: tuple[type, ...] = (ast.Try, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
+# Which fields of each compound statement hold statement lists (a dict lookup per statement
+# instead of probing every field: this runs over every statement on every keystroke).
+_BODY_FIELDS: dict[type, tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    **{t: ("body", "orelse", "finalbody") for t in _TRY_TYPES},
+}
+
+
 def _sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    out: list[list[ast.stmt]] = []
-    for name in ("body", "orelse", "finalbody"):
-        b = getattr(stmt, name, None)
-        if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
-            out.append(b)
-    for h in getattr(stmt, "handlers", []) or []:
-        out.append(h.body)
-    for c in getattr(stmt, "cases", []) or []:
-        out.append(c.body)
+    t = type(stmt)
+    if t is ast.Match:
+        return [c.body for c in stmt.cases]  # type: ignore[attr-defined]
+    fields = _BODY_FIELDS.get(t)
+    if fields is None:
+        return []
+    out: list[list[ast.stmt]] = [b for f in fields if (b := getattr(stmt, f))]
+    if t in _TRY_TYPES:
+        out.extend(h.body for h in stmt.handlers)  # type: ignore[attr-defined]
     return out
 
 
