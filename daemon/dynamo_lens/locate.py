@@ -42,19 +42,25 @@ class Workspace:
         self._excludes = tuple(excludes)
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
-        if not path or str(path).startswith("<"):
-            return False
-        try:
-            real = Path(os.path.realpath(path))
-            rel = real.relative_to(self.root)
-        except (ValueError, OSError):
-            return False
-        if any(p in str(real) for p in _LIBRARY_PARTS):
-            return False
-        return not any(part in self._excludes for part in rel.parts)
+        # Memoised per process: the worker asks this for each of torch's ~2.5k modules per job.
+        return _contains(str(self.root), self._excludes, str(path))
 
     def user_frames(self, frames: Sequence[Frame]) -> list[Frame]:
         return [f for f in frames if self.contains(f.path)]
+
+
+@functools.lru_cache(maxsize=65536)
+def _contains(root: str, excludes: tuple[str, ...], path: str) -> bool:
+    if not path or path.startswith("<") or any(p in path for p in _LIBRARY_PARTS):
+        return False
+    try:
+        real = Path(os.path.realpath(path))
+        rel = real.relative_to(root)
+    except (ValueError, OSError):
+        return False
+    if any(p in str(real) for p in _LIBRARY_PARTS):
+        return False
+    return not any(part in excludes for part in rel.parts)
 
 
 @functools.lru_cache(maxsize=256)

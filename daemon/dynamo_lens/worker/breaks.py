@@ -103,11 +103,12 @@ class Site:
     sources: set[str] = field(default_factory=set)
 
 
-def _frames_from_text(text: str) -> list[Frame]:
+def _frames_from_text(text: str, ws: Workspace) -> list[Frame]:
     out: list[Frame] = []
     for ln in text.splitlines():
         m = _TB_FRAME_RE.match(ln)
-        if m:
+        # Only user frames matter; locating torch's own would parse torch's sources.
+        if m and ws.contains(m["path"]):
             out.append(frame_at(m["path"], int(m["line"]), m["name"]))
     return out
 
@@ -163,7 +164,7 @@ def collect_sites(out: Any, cap: TraceCapture, ws: Workspace) -> list[Site]:
         real_stack = getattr(exc, "real_stack", None)
         frames = frames_from_traceback(real_stack) if real_stack else []
         if not ws.user_frames(frames):
-            frames = _frames_from_text(text)
+            frames = _frames_from_text(text, ws)
         add(frames, parse_reason(msg, gb_type), msg, "trace")
 
     for reason in getattr(out, "break_reasons", []) or []:
