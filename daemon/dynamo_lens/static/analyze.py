@@ -387,13 +387,15 @@ class Analyzer:
         self.disabled_names: set[str] = {n for n, f in self.ix.functions.items() if f.disabled}
         self.flags = _Flags()
         self.globals: dict[str, V] = {}
+        self._defaults: dict[tuple[int, bool], dict[str, V]] = {}
         self._scan_module_config()
         self.states: dict[int, _State] = {}
         self.funcs: dict[int, FuncInfo] = {}
         self._creates_params: dict[str, bool] = {}
-        # Module globals first (logger = logging.getLogger(...)), then what __init__ stores.
+        self._stores: dict[str, int] | None = None
+        # Module globals first (logger = logging.getLogger(...)); class attributes on demand.
         self.globals = self._module_globals()
-        self._init_class_attrs()
+        self.ix.load_attrs = self._load_class_attrs
 
     # ---- module-level facts -----------------------------------------------------------------
     def _scan_module_config(self) -> None:
@@ -419,6 +421,14 @@ class Analyzer:
                     if d in ("print", "warnings.warn") or d.split(".")[-1] in _LOG_METHODS:
                         self.flags.reorderable.add(d)
 
+    def param_defaults(self, fi: FuncInfo, entry: bool) -> dict[str, V]:
+        """Memoised :func:`_param_defaults` (asked at every call site). Do not mutate."""
+        key = (id(fi), entry)
+        out = self._defaults.get(key)
+        if out is None:
+            out = self._defaults[key] = _param_defaults(fi, entry)
+        return out
+
     def _attribute_stores(self) -> dict[str, int]:
         """How often each attribute name is assigned anywhere in the file (``x.name = ...``).
 
@@ -432,28 +442,31 @@ class Analyzer:
             return {k: v + 99 for k, v in counts.items()} | {"": 99}
         return counts
 
-    def _init_class_attrs(self) -> None:
-        stores = self._attribute_stores()
-        for ci in self.ix.all_classes:
-            for stmt in ci.node.body:
-                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    ci.attrs[stmt.target.id] = _ann_value(stmt.annotation) or UNKNOWN
-                elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
-                    for t in stmt.targets:
-                        if isinstance(t, ast.Name):
-                            ci.attrs[t.id] = SCALAR
-                            if stores.get(t.id, 0) == 0 and "" not in stores:
-                                ci.const_attrs[t.id] = stmt.value.value
-            for name in ("__init__", "__post_init__", "reset_parameters", "setup", "build"):
-                fi = ci.methods.get(name)
-                if fi is None:
-                    continue
-                w = _Walker(self, fi, _param_defaults(fi, entry=False), {}, quiet=True)
-                w.run()
-                for attr, (v, const) in w.self_stores.items():
-                    ci.attrs[attr] = join(ci.attrs.get(attr), v) if attr in ci.attrs else v
-                    if const is not _NO_CONST and stores.get(attr, 0) == 1 and "" not in stores:
-                        ci.const_attrs[attr] = const
+    def _load_class_attrs(self, ci: ClassInfo) -> None:
+        """What ``self.<name>`` holds in instances of ``ci``: from the class body and from a
+        quiet walk of __init__ (and similar set-up methods)."""
+        if self._stores is None:
+            self._stores = self._attribute_stores()
+        stores = self._stores
+        for stmt in ci.node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                ci.attrs[stmt.target.id] = _ann_value(stmt.annotation) or UNKNOWN
+            elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        ci.attrs[t.id] = SCALAR
+                        if stores.get(t.id, 0) == 0 and "" not in stores:
+                            ci.const_attrs[t.id] = stmt.value.value
+        for name in ("__init__", "__post_init__", "reset_parameters", "setup", "build"):
+            fi = ci.methods.get(name)
+            if fi is None:
+                continue
+            w = _Walker(self, fi, self.param_defaults(fi, entry=False), {}, quiet=True)
+            w.run()
+            for attr, (v, const) in w.self_stores.items():
+                ci.attrs[attr] = join(ci.attrs.get(attr), v) if attr in ci.attrs else v
+                if const is not _NO_CONST and stores.get(attr, 0) == 1 and "" not in stores:
+                    ci.const_attrs[attr] = const
 
     def _module_globals(self) -> dict[str, V]:
         w = _Walker(self, None, {}, {}, quiet=True)
@@ -650,7 +663,7 @@ class Analyzer:
         for t in self.discover():
             st = self.state(t.entry)
             st.entry = True
-            base = _param_defaults(t.entry, entry=True)
+            base = dict(self.param_defaults(t.entry, entry=True))
             if t.params:
                 base.update(t.params)
             st.params = _join_params(st.params, base) if st.params else base
@@ -702,7 +715,7 @@ class Analyzer:
         st = self.state(caller)
         cst = self.state(callee)
         cst.callers.add(id(caller))
-        base = _param_defaults(callee, entry=cst.entry or _is_forward(callee))
+        base = self.param_defaults(callee, entry=cst.entry or _is_forward(callee))
         incoming = {**base, **_bind(callee, args, kwargs, bound_self)}
         first = cst.runs == 0 and not cst.pending
         if cst.entry:
@@ -1122,14 +1135,15 @@ class _Walker:
 
     # ---- expressions ------------------------------------------------------------------------
     def qualify(self, node: ast.expr) -> str | None:
-        d = dotted(node)
-        if d is None:
+        """The imported name an attribute chain refers to (None for locals: ``self.fc``)."""
+        root = node
+        while type(root) is ast.Attribute:
+            root = root.value
+        if type(root) is not ast.Name:
             return None
-        root = d.split(".", 1)[0]
-        if root in self.env and root not in self.local_aliases:
-            return None
-        if root in self.locals and root not in self.local_aliases:
-            return None
+        rid = root.id
+        if rid not in self.local_aliases and (rid in self.env or rid in self.locals):
+            return None  # decided before building any dotted string
         return self.ix.qualify(node, self.local_aliases)
 
     def expr(self, e: ast.expr, store: bool = False) -> V:

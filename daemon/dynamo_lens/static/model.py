@@ -8,6 +8,7 @@ is UNKNOWN, and rules stay silent on UNKNOWN.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
@@ -130,6 +131,7 @@ class ClassInfo:
     is_module: bool = False
     attrs: dict[str, V] = field(default_factory=dict)  # self.<name> values, from __init__
     const_attrs: dict[str, object] = field(default_factory=dict)  # never-reassigned constants
+    attrs_ready: bool = False  # attrs/const_attrs are filled on first use (see load_attrs)
 
     @property
     def name(self) -> str:
@@ -180,6 +182,10 @@ class ModuleIndex:
         self.global_consts: dict[str, object] = {}
         self.global_nodes: dict[str, ast.expr] = {}  # last module-level value of each name
         self.all_classes: list[ClassInfo] = []
+        self._mro: dict[int, list[ClassInfo]] = {}
+        # Fills a class's attrs from its __init__; set by the analyzer, called lazily so that
+        # classes the targets never reach cost nothing.
+        self.load_attrs: Callable[[ClassInfo], None] | None = None
         self._collect(tree)
         self._classify_modules()
 
@@ -352,8 +358,14 @@ class ModuleIndex:
             fi.nested = {}
         for ci in self.all_classes:
             ci.methods = {}
+        self._mro = {}
+        self.load_attrs = None
 
     def mro(self, ci: ClassInfo) -> list[ClassInfo]:
+        """The class and its same-file bases, nearest first (cached: asked per attribute)."""
+        cached = self._mro.get(id(ci))
+        if cached is not None:
+            return cached
         out: list[ClassInfo] = []
         stack = [ci]
         while stack:
@@ -362,6 +374,7 @@ class ModuleIndex:
                 continue
             out.append(c)
             stack.extend(self.classes[b] for b in c.bases if b in self.classes)
+        self._mro[id(ci)] = out
         return out
 
     def method(self, ci: ClassInfo, name: str) -> FuncInfo | None:
@@ -371,14 +384,22 @@ class ModuleIndex:
                 return m
         return None
 
+    def _ready(self, c: ClassInfo) -> None:
+        if not c.attrs_ready:
+            c.attrs_ready = True  # first, so that the loader's own walk does not recurse
+            if self.load_attrs is not None:
+                self.load_attrs(c)
+
     def class_attr(self, ci: ClassInfo, name: str) -> V | None:
         for c in self.mro(ci):
+            self._ready(c)
             if name in c.attrs:
                 return c.attrs[name]
         return None
 
     def class_const(self, ci: ClassInfo, name: str) -> tuple[bool, object]:
         for c in self.mro(ci):
+            self._ready(c)
             if name in c.const_attrs:
                 return True, c.const_attrs[name]
         return False, None
