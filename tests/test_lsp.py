@@ -3,102 +3,44 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_lsp
 from conftest import REPO
+from lsp_helpers import copy_workspace, lines, open_doc, start, states, until
+from lsp_helpers import uri as ws_uri
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
-SETTINGS = {
-    "checks": ["breaks", "recompiles", "timings"],
-    "checksOnSave": ["breaks", "recompiles"],
-    "backend": "eager",
-    "devices": ["cpu"],
-}
+WS = copy_workspace(REPO / "example_workspace")
 
 
-def _workspace() -> Path:
-    import tempfile
-
-    dst = Path(tempfile.mkdtemp(prefix="dl-lsp-")) / "ws"
-    shutil.copytree(REPO / "example_workspace", dst)
-    return dst
+def _uri(rel: str) -> str:
+    return ws_uri(WS, rel)
 
 
-WS = _workspace()
+def _open(client: LanguageClient, rel: str) -> str:
+    return open_doc(client, WS, rel)
 
 
-async def _start(client: LanguageClient, trusted: bool = True) -> None:
-    client.set_configuration(SETTINGS, section="dynamoLens")
-    client.statuses = []  # type: ignore[attr-defined]
+def _lines(client: LanguageClient, u: str) -> list[int]:
+    return lines(client, u)
 
-    @client.feature("dynamoLens/status")
-    def _status(ls: LanguageClient, params: object) -> None:
-        client.statuses.append(params)  # type: ignore[attr-defined]
 
-    t0 = time.monotonic()
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=WS.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=WS.as_uri(), name="ws")],
-            initialization_options={"trusted": trusted, "settings": SETTINGS},
-        )
-    )
-    client.init_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
+async def _until(pred, timeout: float = 240.0, client: LanguageClient | None = None) -> None:  # type: ignore[no-untyped-def]
+    await until(pred, timeout, client)
 
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    await _start(lsp_client)
+    await start(lsp_client, WS)
     yield
     await lsp_client.shutdown_session()
-
-
-def _uri(rel: str) -> str:
-    return (WS / rel).resolve().as_uri()
-
-
-def _open(client: LanguageClient, rel: str) -> str:
-    uri = _uri(rel)
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="python", version=1, text=(WS / rel).read_text()
-            )
-        )
-    )
-    return uri
-
-
-async def _until(pred, timeout: float = 240.0, client: LanguageClient | None = None) -> None:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            logs = (
-                "\n".join(m.message for m in client.log_messages[-30:])
-                + str(getattr(client, "statuses", None))
-                + str(client.messages)
-                + str(list(client.diagnostics))
-                if client
-                else ""
-            )
-            raise AssertionError(f"timed out waiting\n{logs}")
-        await asyncio.sleep(0.1)
-
-
-def _lines(client: LanguageClient, uri: str, source: str = "dynamo-lens") -> list[int]:
-    return sorted(
-        d.range.start.line + 1 for d in client.diagnostics.get(uri, []) if d.source == source
-    )
 
 
 @pytest.mark.asyncio
@@ -114,8 +56,7 @@ async def test_open_publishes_diagnostics_on_the_expression(client: LanguageClie
     assert d.range.start.character == 7 and d.range.end.character > d.range.start.character
     assert d.related_information and d.related_information[0].location.uri == uri
     assert d.message.startswith("Graph break")
-    states = [s.state if hasattr(s, "state") else s["state"] for s in client.statuses]  # type: ignore[attr-defined]
-    assert "warming" in states
+    assert "warming" in states(client)
 
 
 @pytest.mark.asyncio

@@ -1,0 +1,109 @@
+"""Shared pieces of the pytest-lsp end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+
+SETTINGS: dict[str, Any] = {
+    "checks": ["breaks", "recompiles", "timings"],
+    "checksOnSave": ["breaks", "recompiles"],
+    "backend": "eager",
+    "devices": ["cpu"],
+}
+
+
+def copy_workspace(src: Path) -> Path:
+    dst = Path(tempfile.mkdtemp(prefix="dl-lsp-")) / "ws"
+    shutil.copytree(src, dst)
+    return dst
+
+
+async def start(
+    client: LanguageClient,
+    ws: Path,
+    *,
+    trusted: bool = True,
+    settings: dict[str, Any] | None = None,
+) -> None:
+    cfg = settings if settings is not None else SETTINGS
+    client.set_configuration(cfg, section="dynamoLens")
+    client.statuses = []  # type: ignore[attr-defined]
+
+    @client.feature("dynamoLens/status")
+    def _status(ls: LanguageClient, params: Any) -> None:
+        client.statuses.append(params)  # type: ignore[attr-defined]
+
+    t0 = time.monotonic()
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=ws.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+            initialization_options={"trusted": trusted, "settings": cfg},
+        )
+    )
+    client.init_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
+
+
+def uri(ws: Path, rel: str) -> str:
+    return (ws / rel).resolve().as_uri()
+
+
+def open_doc(client: LanguageClient, ws: Path, rel: str, version: int = 1) -> str:
+    u = uri(ws, rel)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=u, language_id="python", version=version, text=(ws / rel).read_text()
+            )
+        )
+    )
+    return u
+
+
+def change_and_save(client: LanguageClient, u: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=u, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=u))
+    )
+
+
+def states(client: LanguageClient) -> list[str]:
+    return [
+        s.state if hasattr(s, "state") else s["state"]
+        for s in client.statuses  # type: ignore[attr-defined]
+    ]
+
+
+def logs(client: LanguageClient) -> list[str]:
+    return [m.message for m in client.log_messages]
+
+
+async def until(pred: Any, timeout: float = 240.0, client: LanguageClient | None = None) -> None:
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            detail = ""
+            if client is not None:
+                detail = "\n".join(logs(client)[-30:]) + f"\nstatus: {states(client)}"
+            raise AssertionError(f"timed out waiting\n{detail}")
+        await asyncio.sleep(0.1)
+
+
+def lines(client: LanguageClient, u: str) -> list[int]:
+    return sorted(
+        d.range.start.line + 1 for d in client.diagnostics.get(u, []) if d.source == "dynamo-lens"
+    )

@@ -1,0 +1,215 @@
+"""The daemon under stress, through a real LSP client: user code that hangs, segfaults or exits;
+save bursts; bad requests; Restricted Mode; the on-disk cache; files changed on disk."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from conftest import FIXTURES, markers
+from lsp_helpers import change_and_save, copy_workspace, lines, logs, open_doc, start, states, until
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
+SETTINGS = {"checks": ["breaks"], "checksOnSave": ["breaks"], "backend": "eager"}
+
+
+def _fresh() -> Path:
+    return copy_workspace(FIXTURES / "daemon")
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    lsp_client.ws = _fresh()  # type: ignore[attr-defined]
+    await start(lsp_client, lsp_client.ws, settings=SETTINGS)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _errors(client: LanguageClient, u: str) -> list[types.Diagnostic]:
+    return [
+        d for d in client.diagnostics.get(u, []) if d.severity == types.DiagnosticSeverity.Error
+    ]
+
+
+@pytest.mark.asyncio
+async def test_hang_segfault_and_exit_get_errors_and_the_daemon_carries_on(
+    client: LanguageClient,
+) -> None:
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    for name, words in (
+        ("segfaults.py", "segmentation fault"),
+        ("exits.py", "os._exit(7)"),
+        ("hangs.py", "timed out"),
+    ):
+        u = open_doc(client, ws, name)
+        await until(lambda u=u: _errors(client, u), 120, client)
+        (d,) = _errors(client, u)
+        assert words in d.message
+        assert d.range.start.line + 1 == markers(ws / name)[0]
+    # the next healthy file is analysed normally by a replacement worker
+    u = open_doc(client, ws, "healthy.py")
+    want = markers(ws / "healthy.py", "break-line")[0]
+    await until(lambda: want in lines(client, u), 120, client)
+    assert any("worker restarted" in m for m in logs(client))
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_saves_ends_in_one_analysis_of_the_last_version(
+    client: LanguageClient,
+) -> None:
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "healthy.py"
+    base = path.read_text()
+    u = open_doc(client, ws, "healthy.py")
+    await until(lambda: lines(client, u), 120, client)
+    before = len([m for m in logs(client) if "healthy.py: breaks in" in m])
+    for i in range(1, 51):
+        # version i moves the break down by i lines
+        text = base.replace(
+            "    torch._dynamo.graph_break()", "    pass\n" * i + "    torch._dynamo.graph_break()"
+        )
+        path.write_text(text)
+        change_and_save(client, u, text, i + 1)
+    expected = markers(ws / "healthy.py", "break-line")[0]
+    await until(lambda: lines(client, u) == [expected], 120, client)
+    await asyncio.sleep(2.0)
+    analyses = [m for m in logs(client) if "healthy.py: breaks in" in m][before:]
+    assert len(analyses) == 1, analyses
+    assert lines(client, u) == [expected]
+
+
+@pytest.mark.asyncio
+async def test_malformed_requests_get_lsp_errors(client: LanguageClient) -> None:
+    for args in ([{"uri": 5}], ["not a dict"], []):
+        with pytest.raises(Exception, match="benchmark takes"):
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="dynamoLens.server.benchmark", arguments=args)
+            )
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=(client.ws / "nope.py").as_uri()),  # type: ignore[attr-defined]
+            position=types.Position(line=0, character=0),
+        )
+    )
+    assert hover is None
+    # still alive
+    env = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="dynamoLens.server.environment", arguments=[])
+    )
+    assert env["trusted"] is True
+
+
+@pytest.mark.asyncio
+async def test_file_changed_on_disk_is_rechecked(client: LanguageClient) -> None:
+    """git checkout, codegen or another editor: no didSave, the watcher notices."""
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "healthy.py"
+    u = open_doc(client, ws, "healthy.py")
+    await until(lambda: lines(client, u), 120, client)
+    path.write_text(path.read_text().replace("    torch._dynamo.graph_break()  # break-line\n", ""))
+    await until(lambda: lines(client, u) == [], 120, client)
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def untrusted(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    lsp_client.ws = _fresh()  # type: ignore[attr-defined]
+    await start(lsp_client, lsp_client.ws, trusted=False, settings=SETTINGS)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _state_messages(client: LanguageClient, state: str) -> list[str]:
+    out = []
+    for s in client.statuses:  # type: ignore[attr-defined]
+        st = s.state if hasattr(s, "state") else s["state"]
+        if st == state:
+            out.append(s.message if hasattr(s, "message") else s["message"])
+    return out
+
+
+@pytest.mark.asyncio
+async def test_restricted_mode_runs_no_user_code_and_says_so(untrusted: LanguageClient) -> None:
+    client = untrusted
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    await until(lambda: "restricted" in states(client), 30, client)
+    assert "no user code runs" in _state_messages(client, "restricted")[0]
+    env = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="dynamoLens.server.environment", arguments=[])
+    )
+    assert env["trusted"] is False and env["torch"] is None and env["devices"] == []
+    u = open_doc(client, ws, "syntax_error.py")
+    await until(lambda: _errors(client, u), 30, client)
+    assert "SyntaxError" in _errors(client, u)[0].message  # found without running anything
+    h = open_doc(client, ws, "exits.py")  # would kill a worker if anything ran it
+    await until(lambda: h in client.diagnostics, 30, client)
+    await asyncio.sleep(2)
+    assert _errors(client, h) == []
+    assert not any("discover" in m or "analyze" in m for m in logs(client))
+    assert "warming" not in states(client)
+
+
+async def _session(ws: Path, rel: str) -> tuple[list[str], list[int], float]:
+    """One whole daemon session with pygls's own client: open ``rel``, wait for diagnostics."""
+    from pygls.lsp.client import LanguageClient as PlainClient
+
+    c = PlainClient("cache-test", "1")
+    got: dict[str, list[int]] = {}
+    messages: list[str] = []
+
+    @c.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _diag(p: types.PublishDiagnosticsParams) -> None:
+        got[p.uri] = [d.range.start.line + 1 for d in p.diagnostics]
+
+    @c.feature(types.WINDOW_LOG_MESSAGE)
+    def _log(p: types.LogMessageParams) -> None:
+        messages.append(p.message)
+
+    await c.start_io(sys.executable, "-m", "dynamo_lens", "serve")
+    await c.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            root_uri=ws.as_uri(),
+            initialization_options={"trusted": True, "settings": SETTINGS},
+        )
+    )
+    c.initialized(types.InitializedParams())
+    u = (ws / rel).resolve().as_uri()
+    t0 = time.monotonic()
+    c.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=u, language_id="python", version=1, text=(ws / rel).read_text()
+            )
+        )
+    )
+    end = time.monotonic() + 120
+    while not got.get(u) and time.monotonic() < end:
+        await asyncio.sleep(0.02)
+    latency = time.monotonic() - t0
+    await c.shutdown_async(None)
+    c.exit(None)
+    await c.stop()
+    return messages, got.get(u, []), latency
+
+
+@pytest.mark.asyncio
+async def test_reopening_an_unchanged_file_is_a_cache_hit_without_worker_jobs() -> None:
+    ws = _fresh()
+    first_logs, first, _ = await _session(ws, "healthy.py")
+    assert first and any("discover" in m for m in first_logs)
+    second_logs, second, _ = await _session(ws, "healthy.py")
+    assert second == first
+    assert any("cache hit" in m for m in second_logs)
+    assert not any("discover" in m or "analyze" in m for m in second_logs)
+    # a corrupt entry is ignored and rebuilt
+    for entry in (ws / ".dynamo-lens" / "cache").rglob("*.msgpack"):
+        entry.write_bytes(b"\x00garbage")
+    third_logs, third, _ = await _session(ws, "healthy.py")
+    assert third == first and any("discover" in m for m in third_logs)
