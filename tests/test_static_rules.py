@@ -763,3 +763,93 @@ def compile_example():
     return Multi(), (torch.randn(2),)
 """
     )
+
+
+def test_python_list_indexed_by_tensor() -> None:
+    check(
+        module("t = [1.0, 2.0]\nreturn x + t[x.argmax() % 2]  # HINT\n"), "tensor-to-python-scalar"
+    )
+    check(module("t = [1.0, 2.0]\nreturn x + t[0] + t[-1]\n"))
+
+
+# ---- every rule: positive in forward; negative when unreachable or under is_compiling() ------
+
+# One statement per rule that breaks the graph when traced (x is a tensor), and its GB id
+# (as torch reports it for that statement; bench/static/verify_gb_ids.py checks them for real).
+POSITIVE: dict[str, tuple[str, str | None]] = {
+    "print-call": ("print(x.shape)", "GB0059"),
+    "logger-call": ("logger.info('x')", "GB0291"),
+    "logging-module-call": ("logging.info('x')", "GB4841"),
+    "warnings-call": ("warnings.warn('x')", "GB0007"),
+    "tensor-item": ("s = x.sum().item()", "GB0124"),
+    "tensor-tolist": ("v = x.tolist()", "GB0109"),
+    "tensor-to-python-scalar": ("n = int(x.sum())", "GB0124"),
+    "numpy-to-python": ("v = x.numpy().tolist()", "GB0109"),
+    "data-dependent-branch": ("y = 1 if x.sum() > 0 else 2", "GB0170"),
+    "data-dependent-bool-op": ("b = torch.allclose(x, x)", "GB0033"),
+    "dynamic-shape-op": ("n = x.nonzero()", "GB0036"),
+    "one-hot-no-num-classes": ("o = F.one_hot(x)", "GB0246"),
+    "explicit-graph-break": ("torch._dynamo.graph_break()", "GB0025"),
+    "compiler-disabled-call": ("off(x)", "GB0098"),
+    "wall-clock": ("t = time.time()", "GB0007"),
+    "datetime-now": ("t = datetime.datetime.now()", "GB0156"),
+    "python-random": ("p = random.random()", "GB0007"),
+    "numpy-random-unsupported": ("m = np.random.permutation(4)", "GB0294"),
+    "numpy-random-scalar": ("p = np.random.rand()", "GB0033"),
+    "file-io": ("fh = open('/tmp/x')", "GB0059"),
+    "debugger": ("breakpoint()", "GB0059"),
+    "non-torch-library": ("import cv2; cv2.blur(x, (3, 3))", None),  # reason varies
+    "deepcopy": ("y = copy.deepcopy(x)", "GB4198"),
+    "tensor-to-string": ("s = repr(x)", "GB0569"),
+    "tensor-backward": ("x.sum().backward()", "GB0123"),
+    "autograd-grad": ("g = torch.autograd.grad(x.sum(), x)", "GB9186"),
+    "tensor-meta-mutation": ("x.resize_(4)", "GB0126"),
+    "module-construction": ("p = nn.Parameter(torch.ones(2))", "GB0264"),
+    "rnn": ("out, h = self.rnn(x)", "GB0014"),
+    "class-definition": ("class Tmp: pass", "GB8977"),
+    "frame-inspection": ("f = sys._getframe()", "GB0007"),
+}
+PRELUDE = """
+@torch.compiler.disable
+def off(t):
+    return t
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(4, 4)
+
+    def forward(self, x):
+"""
+
+
+def test_every_rule_has_a_positive_case() -> None:
+    assert set(POSITIVE) == set(RULES)
+
+
+@pytest.mark.parametrize("rule", sorted(POSITIVE))
+def test_rule_positive(rule: str) -> None:
+    stmt, gb = POSITIVE[rule]
+    src = _src(PRELUDE + f"        {stmt}\n        return x\n")
+    got = [(h.data["rule"], h.gb_id) for h in analyze_source(src, "/ws/m.py")]
+    assert got == [(rule, gb)]
+
+
+@pytest.mark.parametrize("rule", sorted(POSITIVE))
+def test_rule_negative_when_unreachable(rule: str) -> None:
+    # The same statement in a helper that no target calls, and in __init__.
+    src = _src(
+        PRELUDE
+        + "        return x\n\n"
+        + f"    def unused(self, x):\n        {POSITIVE[rule][0]}\n        return x\n\n\n"
+        + f"def helper(x):\n    {POSITIVE[rule][0]}\n    return x\n"
+    )
+    assert analyze_source(src, "/ws/m.py") == []
+
+
+@pytest.mark.parametrize("rule", sorted(POSITIVE))
+def test_rule_negative_when_not_compiling(rule: str) -> None:
+    body = f"        if not torch.compiler.is_compiling():\n            {POSITIVE[rule][0]}\n"
+    src = _src(PRELUDE + body + "        return x\n")
+    assert analyze_source(src, "/ws/m.py") == []

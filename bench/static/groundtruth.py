@@ -82,6 +82,8 @@ def main(argv: list[str]) -> int:
     sc.InstructionTranslatorBase.log_graph_break = patched  # type: ignore[method-assign]
 
     def in_root(filename: str) -> bool:
+        if not filename or filename.startswith("<"):
+            return False  # <frozen genericpath>, <string>: not files (and not relative paths)
         real = os.path.realpath(filename)
         return real.startswith(root + os.sep) and "site-packages" not in real
 

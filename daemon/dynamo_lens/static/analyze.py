@@ -1374,6 +1374,9 @@ class _Walker:
                 return TENSOR
             return BOOL if v.k == K.BOOL else TENSOR  # a slice of a mask is still a mask
         if v.k == K.TUPLE:
+            if idx.tensor and not store:  # a Python list indexed by a tensor reads its value
+                self.hit("tensor-to-python-scalar", e, "Python sequence indexed by a tensor")
+                return m.element(v)
             if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
                 i = e.slice.value
                 if -len(v.elts) <= i < len(v.elts):
