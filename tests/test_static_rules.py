@@ -853,3 +853,12 @@ def test_rule_negative_when_not_compiling(rule: str) -> None:
     body = f"        if not torch.compiler.is_compiling():\n            {POSITIVE[rule][0]}\n"
     src = _src(PRELUDE + body + "        return x\n")
     assert analyze_source(src, "/ws/m.py") == []
+
+
+def test_analyze_tree_matches_analyze_source() -> None:
+    import ast
+
+    src = _src(module("print(x)\ns = x.sum().item()\nreturn x\n"))
+    from dynamo_lens.static import analyze_tree
+
+    assert analyze_tree(ast.parse(src), src, "/ws/m.py") == analyze_source(src, "/ws/m.py")

@@ -21,6 +21,7 @@ import argparse
 import ast
 import gc
 import json
+import os
 import re
 import statistics
 import sys
@@ -33,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / "daemon"))
 
-from dynamo_lens.static import analyze_source  # noqa: E402
+from dynamo_lens.static import analyze_source, analyze_tree  # noqa: E402
 
 TEMPLATE = """
 class Attention{i}(nn.Module):
@@ -213,6 +214,8 @@ def bench_body(name: str, text: str, repeats: int) -> dict[str, Any]:
     hints = analyze_source(text, f"/bench/{name}.py")
     full = measure(lambda: analyze_source(text, f"/bench/{name}.py"), repeats)
     parse = measure(lambda: _parse_without_gc(text), repeats)
+    tree = ast.parse(text)
+    only = measure(lambda: analyze_tree(tree, text, f"/bench/{name}.py"), repeats)
     per_k = full["median_ms"] * 1000 / n_lines
     return {
         "body": name,
@@ -221,8 +224,11 @@ def bench_body(name: str, text: str, repeats: int) -> dict[str, Any]:
         "hints": len(hints),
         "analyze": full,
         "parse_only": parse,
+        "analyze_tree": only,
         "ms_per_1000_lines": per_k,
         "ms_per_1000_code_lines": full["median_ms"] * 1000 / n_code,
+        "min_ms_per_1000_lines": full["min_ms"] * 1000 / n_lines,
+        "tree_ms_per_1000_lines": only["median_ms"] * 1000 / n_lines,
     }
 
 
@@ -245,16 +251,18 @@ def main() -> int:
         singles.append({"file": f.name, "lines": text.count("\n") + 1, **m})
 
     print(
-        f"{'body':<14}{'lines':>7}{'hints':>7}{'median ms':>11}{'IQR':>7}{'min':>7}"
-        f"{'max':>7}{'parse ms':>10}{'ms/1k lines':>13}"
+        f"{'body':<14}{'lines':>7}{'hints':>6}{'median':>9}{'IQR':>7}{'min':>7}{'max':>8}"
+        f"{'parse':>8}{'no-parse':>10}{'ms/1k med':>11}{'ms/1k min':>11}{'no-parse/1k':>13}"
     )
     for r in rows:
-        a, p = r["analyze"], r["parse_only"]
+        a, p, t = r["analyze"], r["parse_only"], r["analyze_tree"]
         print(
-            f"{r['body']:<14}{r['lines']:>7}{r['hints']:>7}{a['median_ms']:>11.2f}"
-            f"{a['iqr_ms']:>7.2f}{a['min_ms']:>7.2f}{a['max_ms']:>7.2f}{p['median_ms']:>10.2f}"
-            f"{r['ms_per_1000_lines']:>13.2f}"
+            f"{r['body']:<14}{r['lines']:>7}{r['hints']:>6}{a['median_ms']:>9.2f}"
+            f"{a['iqr_ms']:>7.2f}{a['min_ms']:>7.2f}{a['max_ms']:>8.2f}{p['median_ms']:>8.2f}"
+            f"{t['median_ms']:>10.2f}{r['ms_per_1000_lines']:>11.2f}"
+            f"{r['min_ms_per_1000_lines']:>11.2f}{r['tree_ms_per_1000_lines']:>13.2f}"
         )
+    print("(all times in ms; 'no-parse' is analyze_tree on an already parsed module)")
     if singles:
         print("\nsingle files (one keystroke):")
         for s in singles:
@@ -262,8 +270,16 @@ def main() -> int:
                 f"  {s['file']:<24}{s['lines']:>5} lines  median {s['median_ms']:.2f} ms"
                 f"  (IQR {s['iqr_ms']:.2f}, max {s['max_ms']:.2f})"
             )
+    load = os.getloadavg()
+    print(
+        f"\nmachine: {os.cpu_count()} CPUs, load average {load[0]:.2f} / {load[1]:.2f} / "
+        f"{load[2]:.2f} (1/5/15 min); Python {sys.version.split()[0]}"
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps({"bodies": rows, "files": singles}, indent=1))
+        env = {"cpus": os.cpu_count(), "loadavg": load, "python": sys.version.split()[0]}
+        Path(args.json).write_text(
+            json.dumps({"bodies": rows, "files": singles, "machine": env}, indent=1)
+        )
     return 0
 
 

@@ -5,7 +5,7 @@ Pure Python (``ast``); never imports torch, so the daemon can run it on every ke
 
 from __future__ import annotations
 
-from .analyze import analyze_path, analyze_source, reachable_functions
+from .analyze import analyze_path, analyze_source, analyze_tree, reachable_functions
 from .reconcile import Reconciler, function_hashes
 from .rules import RULES, Rule, doc_url
 
@@ -15,6 +15,7 @@ __all__ = [
     "Rule",
     "analyze_path",
     "analyze_source",
+    "analyze_tree",
     "doc_url",
     "function_hashes",
     "reachable_functions",

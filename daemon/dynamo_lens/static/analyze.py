@@ -2028,6 +2028,15 @@ _SHAPE_ONLY = _words("flatten view reshape squeeze unsqueeze cpu detach contiguo
 # --------------------------------------------------------------------------------------------
 def analyze_source(source: str, path: str) -> list[Finding]:
     """Static hints for one file's text. Syntax errors give [] (reported elsewhere)."""
+    return _analyze(source, path, None)
+
+
+def analyze_tree(tree: ast.Module, source: str, path: str) -> list[Finding]:
+    """Like :func:`analyze_source` for a caller that has already parsed ``source``."""
+    return _analyze(source, path, tree)
+
+
+def _analyze(source: str, path: str, tree: ast.Module | None) -> list[Finding]:
     # Parsing and the analysis allocate many small objects that all die at the end; cyclic GC
     # passes over the growing AST in the middle cost more than the analysis itself (and grow
     # with the file), so collection is paused and the index's back-references are cut after,
@@ -2036,7 +2045,8 @@ def analyze_source(source: str, path: str) -> list[Finding]:
     gc.disable()
     an: Analyzer | None = None
     try:
-        tree = ast.parse(source, filename=path)
+        if tree is None:
+            tree = ast.parse(source, filename=path)
         an = Analyzer(source, path, tree)
         return an.run()
     except (SyntaxError, ValueError, RecursionError, MemoryError):
