@@ -7,6 +7,7 @@ Each positive case mirrors a snippet whose break (and GB id) was checked with re
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import re
@@ -17,7 +18,13 @@ from pathlib import Path
 
 import pytest
 from dynamo_lens.findings import Kind, Severity
-from dynamo_lens.static import RULES, analyze_path, analyze_source, reachable_functions
+from dynamo_lens.static import (
+    RULES,
+    analyze_path,
+    analyze_source,
+    analyze_tree,
+    reachable_functions,
+)
 from dynamo_lens.static import analyze as analyze_mod
 
 HEADER = """\
@@ -708,8 +715,8 @@ def test_every_rule_has_message_hint_and_known_gb_id() -> None:
         assert r.message.startswith("Likely graph break: ") and r.hint and r.explanation
         if r.gb_id:
             ids.add(r.gb_id)
-    source = Path(analyze_mod.__file__).read_text()
-    ids |= set(re.findall(r'"(GB\d{4})"', source))
+    for src in Path(analyze_mod.__file__).parent.glob("*.py"):
+        ids |= set(re.findall(r'"(GB\d{4})"', src.read_text()))
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.origin:
         pytest.skip("torch not installed: registry unavailable")
@@ -856,9 +863,13 @@ def test_rule_negative_when_not_compiling(rule: str) -> None:
 
 
 def test_analyze_tree_matches_analyze_source() -> None:
-    import ast
-
     src = _src(module("print(x)\ns = x.sum().item()\nreturn x\n"))
-    from dynamo_lens.static import analyze_tree
-
     assert analyze_tree(ast.parse(src), src, "/ws/m.py") == analyze_source(src, "/ws/m.py")
+
+
+def test_lines_match_the_tokenizer_with_form_feeds_and_line_separators() -> None:
+    src = _src('"""doc\u2028still doc\x0c"""\n' + module("s = x.item()\nreturn x\n"))
+    (h,) = analyze_source(src, "/ws/m.py")
+    line = src.split("\n")[h.line - 1]
+    assert line[h.column - 1 : h.end_column - 1] == "x.item()"
+    assert h.stack[-1].code == "s = x.item()"

@@ -2,16 +2,23 @@
 
 The analysis runs in three steps over one file's AST:
 
-1. **Targets** (``_discover``): what torch.compile would trace, as the worker does: functions
-   decorated with ``@torch.compile``, callables passed to ``torch.compile(...)``, and what
-   module-level ``compile_example*`` functions return; where a file declares none, every
-   nn.Module's ``forward`` (the daemon's zero-configuration guess).
-2. **Reachability and values** (``Analyzer._run``): a worklist walks from the targets through the
-   calls it can resolve in this file (``self.method()``, ``self.layer(...)``, module functions,
-   nested functions), joining the values passed at each call site. Within a function a small
-   abstract interpretation tracks which names hold tensors, bool masks, modules or Python values.
-3. **Rules** (``_Walker._call`` and friends): constructs that break Dynamo's graph, checked only on
-   reachable code and only where the values are known. A rule that cannot tell stays silent.
+1. **Targets** (``Analyzer.discover``): what torch.compile would trace, as the worker does:
+   functions decorated with ``@torch.compile``, callables passed to ``torch.compile(...)``, and
+   what module-level ``compile_example*`` functions return (their arguments give the entry's
+   parameter values). Where a file declares none: every nn.Module's ``forward`` (the daemon's
+   zero-configuration guess) and module-level functions taking annotated tensors.
+2. **Reachability and values** (``Analyzer.run``/``on_call``): from each target, calls that can
+   be resolved in this file (``self.method()``, ``self.layer(...)``, ModuleList iteration,
+   module functions, nested functions, ``checkpoint(fn, ...)``) are followed depth first,
+   joining the values passed at each call site. Within a function, ``_Walker`` is a small
+   abstract interpreter: which names hold tensors, bool masks, modules or Python values.
+3. **Rules** (``_Walker.call`` and friends): constructs that break Dynamo's graph, checked only
+   on reachable code and only where the values are known. A rule that cannot tell stays silent.
+   Like Dynamo, the walk skips branches it can fold (``torch.compiler.is_compiling()``, module
+   constants) and stops reporting in a function once a break there would make Dynamo skip the
+   rest of the frame (inside a loop or ``try``, or at an ``in``/``not`` on a tensor).
+
+The tables of torch API facts are in ``api.py``; the rule texts and GB ids in ``rules.py``.
 """
 
 from __future__ import annotations
@@ -26,6 +33,39 @@ from typing import cast
 
 from ..findings import Finding, Frame, Kind, Severity
 from . import model as m
+from .api import (
+    ATTR_SCALAR,
+    ATTR_TENSOR,
+    COMPILING_FALSE,
+    COMPILING_TRUE,
+    CONTAINERS,
+    DYNAMIC_SHAPE_FNS,
+    FRAME_FNS,
+    INT_PRODUCERS,
+    IO_GB,
+    LIBRARIES,
+    LOG_METHODS,
+    LOGGERISH,
+    METHOD_BOOL,
+    METHOD_SCALAR,
+    METHOD_SEQ,
+    MODULE_CHAIN,
+    NP_RANDOM_SIZE_POS,
+    NP_RANDOM_TRACED,
+    OS_IO,
+    PACK_FNS,
+    PARAM_LAYERS,
+    RNN_LAYERS,
+    SCALAR_ANN,
+    SHAPE_ONLY,
+    TENSOR_ANN,
+    TENSOR_NS,
+    TORCH_BOOL,
+    TORCH_DATA_BOOL,
+    TORCH_NON_TENSOR,
+    TORCH_SEQ,
+    WALL_CLOCK,
+)
 from .model import (
     BOOL,
     FILE,
@@ -47,213 +87,13 @@ from .model import (
 )
 from .rules import RULES, Rule, doc_url
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 _MAX_RUNS = 6  # re-analyses per function before the worklist stops refining it
 _MAX_DEPTH = 40  # call-chain depth analysed depth-first before falling back to the queue
 
-# --------------------------------------------------------------------------------------------
-# Knowledge about torch's API, as far as value kinds go.
-
-# Namespaces whose functions return tensors (unless listed below).
-_TENSOR_NS = (
-    "torch",
-    "torch.nn.functional",
-    "torch.fft",
-    "torch.linalg",
-    "torch.special",
-    "torch.nn.init",
-)
-_TORCH_NON_TENSOR = _words(
-    """
-    is_tensor is_storage is_floating_point is_complex numel is_grad_enabled
-    is_inference_mode_enabled get_default_dtype device dtype Size finfo iinfo no_grad
-    enable_grad inference_mode set_grad_enabled autocast manual_seed seed save load compile
-    Generator get_rng_state set_rng_state is_autocast_enabled broadcast_shapes promote_types
-    result_type can_cast set_default_dtype use_deterministic_algorithms
-    """
-)
-_TORCH_DATA_BOOL = {"equal", "allclose", "is_nonzero"}
-_TORCH_SEQ = _words(
-    """
-    split chunk unbind meshgrid broadcast_tensors tensor_split hsplit vsplit dsplit sort
-    topk kthvalue mode aminmax frexp std_mean var_mean lu qr svd eig eigh slogdet lstsq grad
-    histogram
-    """
-)
-_TORCH_BOOL = _words(
-    """
-    isnan isinf isfinite isneginf isposinf isreal isin isclose logical_and logical_or
-    logical_not logical_xor eq ne gt ge lt le greater less greater_equal less_equal
-    not_equal signbit
-    """
-)
-# Tensor methods whose result is not a tensor.
-_METHOD_SCALAR = _words(
-    """
-    size dim ndimension numel nelement element_size is_contiguous is_floating_point
-    is_complex is_signed data_ptr stride storage_offset get_device item tolist
-    untyped_storage is_set_to register_hook equal allclose is_nonzero __len__ is_pinned
-    is_shared has_names
-    """
-)
-_METHOD_SEQ = _words(
-    """
-    split chunk unbind tensor_split sort topk kthvalue mode aminmax split_with_sizes
-    unflatten_dense_tensors hsplit vsplit
-    """
-)
-_METHOD_BOOL = _words(
-    """
-    bool isnan isinf isfinite isneginf isposinf logical_and logical_or logical_not
-    logical_xor eq ne gt ge lt le isclose signbit
-    """
-)
-_ATTR_SCALAR = _words(
-    """
-    shape dtype device ndim is_cuda is_cpu is_meta requires_grad layout names is_leaf
-    is_sparse is_quantized grad_fn itemsize nbytes
-    """
-)
-_ATTR_TENSOR = _words(
-    """
-    T mT H mH data grad real imag values indices
-    """
-)
-_INT_PRODUCERS = _words(
-    """
-    long int short argmax argmin argsort arange randint randperm bincount nonzero indices
-    multinomial searchsorted bucketize
-    """
-)
-# Layers whose constructor creates nn.Parameters (building one while tracing breaks: GB0264).
-_PARAM_LAYERS = _words(
-    """
-    Linear LazyLinear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d
-    ConvTranspose3d Embedding EmbeddingBag LayerNorm RMSNorm GroupNorm BatchNorm1d
-    BatchNorm2d BatchNorm3d MultiheadAttention LSTM GRU RNN LSTMCell GRUCell RNNCell PReLU
-    Transformer TransformerEncoderLayer TransformerDecoderLayer Parameter
-    """
-)
-_RNN_LAYERS = {"LSTM", "GRU", "RNN"}
-_PACK_FNS = {
-    "torch.nn.utils.rnn.pack_padded_sequence",
-    "torch.nn.utils.rnn.pack_sequence",
-}
-_CONTAINERS = {"ModuleList", "Sequential", "ModuleDict", "ParameterList", "ParameterDict"}
-_DYNAMIC_SHAPE_FNS = {
-    "nonzero",
-    "argwhere",
-    "unique",
-    "unique_consecutive",
-    "masked_select",
-    "bincount",
-}
-_LOG_METHODS = _words(
-    """
-    debug info warning warn error exception critical fatal log
-    """
-)
-_LOGGERISH = _words(
-    """
-    logger log _logger _log LOGGER LOG logging_ _LOGGER
-    """
-)
-_WALL_CLOCK = _words(
-    """
-    time time_ns perf_counter perf_counter_ns monotonic monotonic_ns process_time
-    process_time_ns thread_time sleep localtime gmtime strftime ctime asctime
-    """
-)
-_NP_RANDOM_TRACED = _words(
-    """
-    rand randn random random_sample sample normal uniform randint choice shuffle seed
-    """
-)
-# Positional arguments after which a numpy.random call has a size (and returns an array).
-_NP_RANDOM_SIZE_POS = {"normal": 2, "uniform": 2, "randint": 2, "choice": 1}
-_IO_GB = {
-    "builtins.open": "GB0059",
-    "builtins.input": "GB0059",
-    "torch.save": "GB0007",
-    "torch.load": "GB0007",
-    "pickle.dump": "GB0007",
-    "pickle.dumps": "GB0007",
-    "pickle.load": "GB0007",
-    "pickle.loads": "GB0007",
-    "json.dump": "GB0156",
-    "json.dumps": "GB0156",
-    "json.load": "GB0156",
-    "json.loads": "GB0156",
-    "sys.stdout.write": "GB0156",
-    "sys.stderr.write": "GB0156",
-    "sys.stdout.flush": "GB0156",
-    "sys.stderr.flush": "GB0156",
-    "numpy.save": "GB0294",
-    "numpy.savez": "GB0294",
-    "numpy.load": "GB0294",
-    "numpy.savetxt": "GB0294",
-    "numpy.loadtxt": "GB0294",
-}
-_OS_IO = _words(
-    """
-    exists isfile isdir getsize getmtime makedirs mkdir remove unlink listdir getpid getcwd
-    system rename replace stat walk scandir rmdir popen
-    """
-)
-_FRAME_FNS = _words(
-    """
-    inspect.currentframe inspect.stack inspect.getouterframes inspect.getframeinfo
-    inspect.trace sys._getframe traceback.format_stack traceback.print_stack
-    traceback.extract_stack
-    """
-)
-# Library prefix -> GB id where it was verified (None: the reason varies with the function).
-_LIBRARIES = {
-    "scipy.special": "GB0156",
-    "scipy": None,
-    "cv2": None,
-    "sklearn": None,
-    "skimage": None,
-    "numba": None,
-    "PIL": None,
-    "pandas": None,
-    "librosa": None,
-    "zlib": "GB0007",
-    "msgpack": "GB0156",
-}
-_COMPILING_TRUE = {
-    "torch.compiler.is_compiling",
-    "torch.compiler.is_dynamo_compiling",
-    "torch._dynamo.is_compiling",
-    "torch._utils.is_compiling",
-}
-_COMPILING_FALSE = {
-    "torch.jit.is_scripting",
-    "torch.jit.is_tracing",
-    "torch.onnx.is_in_onnx_export",
-}
-_MODULE_CHAIN = _words(
-    """
-    eval train to cuda cpu float half double bfloat16
-    """
-)
+# Set on hints inside for/while bodies.
 _LOOP_NOTE = (
     " Inside a loop, a graph break makes Dynamo skip the whole function (GB7000), so none of "
     "it is compiled."
-)
-# Exact names only: "TensorBox", "TensorType", ... are not tensors.
-_TENSOR_ANN = _words(
-    "Tensor FloatTensor LongTensor BoolTensor IntTensor HalfTensor DoubleTensor Parameter"
-)
-_SCALAR_ANN = _words(
-    """
-    int float bool str bytes None complex Optional Union list List tuple Tuple dict Dict
-    Sequence Literal typing Size dtype device
-    """
 )
 
 
@@ -271,7 +111,6 @@ class Hit:
 class Target:
     name: str
     entry: FuncInfo
-    line: int
     params: dict[str, V] | None = None  # from compile_example's arguments
     guess: bool = False
 
@@ -320,11 +159,11 @@ def _ann_value(ann: ast.expr | None) -> V | None:
             stack += (n.left, n.right)
         elif isinstance(n, (ast.Tuple, ast.List)):
             stack += n.elts
-    if names & _TENSOR_ANN:
+    if names & TENSOR_ANN:
         if names & {"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "dict", "Dict"}:
             return SEQ
         return TENSOR
-    if names and names <= _SCALAR_ANN:
+    if names and names <= SCALAR_ANN:
         return SCALAR
     return UNKNOWN
 
@@ -381,10 +220,10 @@ class Analyzer:
         self.source = source
         self.path = path
         self.tree = tree
-        self.lines = source.splitlines()
+        self.lines = m.source_lines(source)
         self.ix = ModuleIndex(tree)
         self.class_by_qual = {c.qualname: c for c in self.ix.all_classes}
-        self.disabled_names: set[str] = {n for n, f in self.ix.functions.items() if f.disabled}
+        self.guessed_targets: set[str] = set()  # zero-configuration guesses, not declared
         self.flags = _Flags()
         self.globals: dict[str, V] = {}
         self._defaults: dict[tuple[int, bool], dict[str, V]] = {}
@@ -399,6 +238,8 @@ class Analyzer:
 
     # ---- module-level facts -----------------------------------------------------------------
     def _scan_module_config(self) -> None:
+        if "config" not in self.source:
+            return  # no torch._dynamo.config settings here (the usual case)
         for stmt in self.tree.body:
             if isinstance(stmt, ast.Assign):
                 for t in stmt.targets:
@@ -418,7 +259,7 @@ class Analyzer:
             }:
                 for n in text_nodes:
                     d = (dotted(n) if isinstance(n, (ast.Name, ast.Attribute)) else None) or ""
-                    if d in ("print", "warnings.warn") or d.split(".")[-1] in _LOG_METHODS:
+                    if d in ("print", "warnings.warn") or d.split(".")[-1] in LOG_METHODS:
                         self.flags.reorderable.add(d)
 
     def param_defaults(self, fi: FuncInfo, entry: bool) -> dict[str, V]:
@@ -488,7 +329,7 @@ class Analyzer:
                 if not isinstance(n, ast.Call):
                     continue
                 q = self.ix.qualify(n.func) or ""
-                if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in _PARAM_LAYERS:
+                if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAM_LAYERS:
                     found = True
                 elif isinstance(n.func, ast.Name) and n.func.id in self.ix.classes:
                     other = self.ix.classes[n.func.id]
@@ -519,7 +360,7 @@ class Analyzer:
 
         for fi in self.ix.all_funcs:
             if fi.compiled:
-                add(Target(fi.qualname, fi, fi.node.lineno))
+                add(Target(fi.qualname, fi))
         for scope, call in self._compile_calls():
             if call.args:
                 add(self._resolve_target(call.args[0], scope))
@@ -533,10 +374,10 @@ class Analyzer:
             for ci in self.ix.classes.values():
                 fwd = self.ix.method(ci, "forward") if ci.is_module else None
                 if fwd is not None:
-                    add(Target(ci.qualname, fwd, ci.node.lineno, guess=True))
+                    add(Target(ci.qualname, fwd, guess=True))
             for name, fi in self.ix.functions.items():
                 if _tensor_helper(fi):
-                    add(Target(name, fi, fi.node.lineno, guess=True))
+                    add(Target(name, fi, guess=True))
         return out
 
     def _compile_calls(self) -> list[tuple[FuncInfo | None, ast.Call]]:
@@ -566,17 +407,17 @@ class Analyzer:
             q = self.ix.qualify(e.func) or ""
             if q in ("torch.compile", "functools.partial") and e.args:
                 return self._resolve_target(e.args[0], scope, depth + 1)
-            if isinstance(e.func, ast.Attribute) and e.func.attr in _MODULE_CHAIN:
+            if isinstance(e.func, ast.Attribute) and e.func.attr in MODULE_CHAIN:
                 return self._resolve_target(e.func.value, scope, depth + 1)
             if isinstance(e.func, ast.Name) and e.func.id in self.ix.classes:
                 ci = self.ix.classes[e.func.id]
                 entry = self.ix.method(ci, "forward" if ci.is_module else "__call__")
-                return Target(ci.qualname, entry, ci.node.lineno) if entry else None
+                return Target(ci.qualname, entry) if entry else None
             return None
         if isinstance(e, ast.Name):
             fi = self._lookup_func(e.id, scope)
             if fi is not None:
-                return Target(fi.qualname, fi, fi.node.lineno)
+                return Target(fi.qualname, fi)
             value = self._assigned(e.id, scope)
             if value is not None and value is not e:
                 return self._resolve_target(value, scope if scope else None, depth + 1)
@@ -584,12 +425,12 @@ class Analyzer:
         if isinstance(e, ast.Attribute):
             if isinstance(e.value, ast.Name) and e.value.id == "self" and scope and scope.cls:
                 fi = self.ix.method(scope.cls, e.attr)
-                return Target(fi.qualname, fi, fi.node.lineno) if fi else None
+                return Target(fi.qualname, fi) if fi else None
             inner = self._resolve_target(e.value, scope, depth + 1)
             if inner is not None and inner.entry.cls is not None:
                 fi = self.ix.method(inner.entry.cls, e.attr)
                 if fi is not None:
-                    return Target(fi.qualname, fi, fi.node.lineno)
+                    return Target(fi.qualname, fi)
         return None
 
     def _lookup_func(self, name: str, scope: FuncInfo | None) -> FuncInfo | None:
@@ -661,6 +502,8 @@ class Analyzer:
         self._queue: deque[FuncInfo] = deque()
         self._active: set[int] = set()  # functions being walked right now (the DFS stack)
         for t in self.discover():
+            if t.guess:
+                self.guessed_targets.add(t.name)
             st = self.state(t.entry)
             st.entry = True
             base = dict(self.param_defaults(t.entry, entry=True))
@@ -820,6 +663,8 @@ class Analyzer:
                 "target": st.targets[0],
                 "targets": list(st.targets),
                 "in_loop": h.in_loop,
+                # Reached only from targets the daemon guesses (no compile_example/compile).
+                "guessed_target": all(t in self.guessed_targets for t in st.targets),
             },
         )
 
@@ -1105,9 +950,9 @@ class _Walker:
             return None
         if isinstance(e, ast.Call) and not e.args:
             q = self.qualify(e.func)
-            if q in _COMPILING_TRUE:
+            if q in COMPILING_TRUE:
                 return True
-            if q in _COMPILING_FALSE:
+            if q in COMPILING_FALSE:
                 return False
             return None
         if (
@@ -1333,9 +1178,9 @@ class _Walker:
             return SCALAR if q.startswith("torch.") and _is_dtype_like(q) else UNKNOWN
         recv = self.expr(e.value)
         if recv.tensor:
-            if e.attr in _ATTR_SCALAR:
+            if e.attr in ATTR_SCALAR:
                 return SCALAR
-            if e.attr in _ATTR_TENSOR:
+            if e.attr in ATTR_TENSOR:
                 return TENSOR
             return UNKNOWN
         if recv.k == K.SEQ and e.attr in ("values", "indices"):
@@ -1458,7 +1303,7 @@ class _Walker:
         return [c for qn in sorted(v.classes) if (c := self.an.class_by_qual.get(qn)) is not None]
 
     def call_module(self, e: ast.Call, v: V, args: list[V], kwargs: dict[str, V]) -> V:
-        rnn = sorted(c for c in v.classes if c.rsplit(".", 1)[-1] in _RNN_LAYERS)
+        rnn = sorted(c for c in v.classes if c.rsplit(".", 1)[-1] in RNN_LAYERS)
         if rnn and rnn[0].startswith("torch.nn."):
             self.hit("rnn", e, f"nn.{rnn[0].rsplit('.', 1)[-1]} module call")
             return SEQ
@@ -1507,7 +1352,7 @@ class _Walker:
                 self.hit("print-call", e)
             return SCALAR
         if fn in ("open", "input"):
-            self.hit("file-io", e, f"{fn}() call", _IO_GB[f"builtins.{fn}"])
+            self.hit("file-io", e, f"{fn}() call", IO_GB[f"builtins.{fn}"])
             return FILE if fn == "open" else SCALAR
         if fn == "breakpoint":
             self.hit("debugger", e, "breakpoint() call", "GB0059")
@@ -1565,13 +1410,13 @@ class _Walker:
             if rest.startswith("random."):
                 self.numpy_random(e, rest[len("random.") :], q)
                 return NDARRAY if any_tensor else UNKNOWN
-            if q in _IO_GB:
-                self.hit("file-io", e, f"{_short(q)}() call", _IO_GB[q])
+            if q in IO_GB:
+                self.hit("file-io", e, f"{_short(q)}() call", IO_GB[q])
                 return UNKNOWN
             if any_tensor or any(a.k == K.NDARRAY for a in args):
                 return NDARRAY
             return SCALAR if all(a.k == K.SCALAR for a in args) else UNKNOWN
-        if root == "time" and last in _WALL_CLOCK:
+        if root == "time" and last in WALL_CLOCK:
             self.hit("wall-clock", e, f"{q}() call")
             return SCALAR
         if root == "datetime" and last in ("now", "utcnow", "today", "fromtimestamp"):
@@ -1587,7 +1432,7 @@ class _Walker:
                 self.hit("warnings-call", e)
             return SCALAR
         if root == "logging":
-            if last in _LOG_METHODS and rest.count(".") == 0:
+            if last in LOG_METHODS and rest.count(".") == 0:
                 if q not in self.an.flags.reorderable:
                     self.hit("logging-module-call", e, f"{q}() call")
                 return SCALAR
@@ -1596,13 +1441,13 @@ class _Walker:
         if q in ("pdb.set_trace", "ipdb.set_trace", "pudb.set_trace", "pdb.post_mortem"):
             self.hit("debugger", e, f"{q}() call", "GB0007" if root == "pdb" else "")
             return SCALAR
-        if q in _FRAME_FNS:
+        if q in FRAME_FNS:
             self.hit("frame-inspection", e, f"{q}() call")
             return UNKNOWN
-        if q in _IO_GB:
-            self.hit("file-io", e, f"{q}() call", _IO_GB[q])
+        if q in IO_GB:
+            self.hit("file-io", e, f"{q}() call", IO_GB[q])
             return UNKNOWN
-        if root == "os" and last in _OS_IO:
+        if root == "os" and last in OS_IO:
             self.hit("file-io", e, f"{q}() call", "GB0007")
             return UNKNOWN
         if root in ("subprocess", "shutil"):
@@ -1619,7 +1464,7 @@ class _Walker:
             if any_tensor:
                 self.hit("tensor-to-python-scalar", e, f"{q}() on a tensor", "GB0033")
             return SCALAR
-        for lib, gb in _LIBRARIES.items():
+        for lib, gb in LIBRARIES.items():
             if q == lib or q.startswith(lib + "."):
                 self.hit("non-torch-library", e, f"{q}() call", gb or "")
                 return UNKNOWN
@@ -1629,7 +1474,7 @@ class _Walker:
             return UNKNOWN
         # A logger object imported from elsewhere: recognisable by name only.
         parts = q.split(".")
-        if len(parts) >= 2 and parts[-2] in _LOGGERISH and last in _LOG_METHODS:
+        if len(parts) >= 2 and parts[-2] in LOGGERISH and last in LOG_METHODS:
             self.hit("logger-call", e, f"{parts[-2]}.{last}() call", "")
             return SCALAR
         return UNKNOWN
@@ -1637,13 +1482,13 @@ class _Walker:
     def numpy_random(self, e: ast.Call, fn: str, q: str) -> None:
         if fn == "seed" or "." in fn:
             return
-        if fn not in _NP_RANDOM_TRACED:
+        if fn not in NP_RANDOM_TRACED:
             self.hit("numpy-random-unsupported", e, f"np.random.{fn}() call")
             return
         if fn == "shuffle":
             return
         has_size = any(k.arg == "size" for k in e.keywords)
-        pos_limit = _NP_RANDOM_SIZE_POS.get(fn, 0)
+        pos_limit = NP_RANDOM_SIZE_POS.get(fn, 0)
         if not has_size and len(e.args) <= pos_limit:
             self.hit("numpy-random-scalar", e, f"np.random.{fn}() without a size")
 
@@ -1681,23 +1526,23 @@ class _Walker:
             if fn in ("Parameter", "Buffer"):
                 self.hit("module-construction", e, f"nn.{fn}(...) created inside compiled code")
                 return TENSOR
-            if fn in _PARAM_LAYERS:
+            if fn in PARAM_LAYERS:
                 self.hit("module-construction", e, f"nn.{fn}(...) constructed inside compiled code")
-            if fn in _CONTAINERS:
+            if fn in CONTAINERS:
                 return m.module_of(self._module_classes_in(e))
             return m.module_of(frozenset({q})) if fn[:1].isupper() else UNKNOWN
-        if q in _PACK_FNS:
+        if q in PACK_FNS:
             self.hit("rnn", e, f"{_short(q)}() call", "GB0007")
             return UNKNOWN
-        if ns not in _TENSOR_NS:
+        if ns not in TENSOR_NS:
             return TENSOR if ns == "torch.utils.checkpoint" else UNKNOWN
         if fn.startswith("_"):
             return UNKNOWN  # private ops: return types vary (bools, tuples, handles)
         # torch.<op>, F.<op>, torch.linalg.<op>, ...
-        if fn in _TORCH_DATA_BOOL:
+        if fn in TORCH_DATA_BOOL:
             self.hit("data-dependent-bool-op", e, f"{_short(q)}() returns a Python bool")
             return SCALAR
-        if fn in _DYNAMIC_SHAPE_FNS and not self.an.flags.capture_dynamic_output_shape_ops:
+        if fn in DYNAMIC_SHAPE_FNS and not self.an.flags.capture_dynamic_output_shape_ops:
             self.hit("dynamic-shape-op", e, f"{_short(q)}() has a data-dependent output shape")
         if fn == "where" and len(e.args) == 1 and not e.keywords:
             if not self.an.flags.capture_dynamic_output_shape_ops:
@@ -1713,11 +1558,11 @@ class _Walker:
             if len(e.args) < 2 and not any(k.arg == "num_classes" for k in e.keywords):
                 self.hit("one-hot-no-num-classes", e)
             return TENSOR
-        if fn in _TORCH_NON_TENSOR or (
+        if fn in TORCH_NON_TENSOR or (
             fn.startswith(("is_", "get_", "set_")) and fn != "is_nonzero"
         ):
             return SCALAR
-        if fn in _TORCH_SEQ:
+        if fn in TORCH_SEQ:
             return SEQ
         if fn in ("max", "min", "median") and (len(e.args) > 1 or e.keywords):
             if len(args) > 1 and args[1].tensor:
@@ -1727,7 +1572,7 @@ class _Walker:
             k.arg in ("return_inverse", "return_counts", "as_tuple") for k in e.keywords
         ):
             return SEQ
-        if fn in _TORCH_BOOL:
+        if fn in TORCH_BOOL:
             return BOOL
         if fn in ("argmax", "argmin") and len(e.args) == 1 and not e.keywords:
             return INDEX0
@@ -1775,7 +1620,7 @@ class _Walker:
                     return self.reach(fi, e, args, kwargs, bound_self=True)
             return UNKNOWN
         if recv.k == K.LOGGER:
-            if name in _LOG_METHODS and not any(
+            if name in LOG_METHODS and not any(
                 d.endswith(f".{name}") for d in self.an.flags.reorderable
             ):
                 self.hit("logger-call", e, f"logger.{name}() call")
@@ -1863,13 +1708,13 @@ class _Walker:
             # Unknown receivers: only names that are tensor methods and nothing else.
             if name in ("numpy",):
                 return UNKNOWN
-            if name in _METHOD_SEQ or name in _METHOD_SCALAR:
+            if name in METHOD_SEQ or name in METHOD_SCALAR:
                 return UNKNOWN
             return UNKNOWN
         if name in ("equal", "allclose", "is_nonzero"):
             self.hit("data-dependent-bool-op", e, f"Tensor.{name}() returns a Python bool")
             return SCALAR
-        if name in _DYNAMIC_SHAPE_FNS and not flags.capture_dynamic_output_shape_ops:
+        if name in DYNAMIC_SHAPE_FNS and not flags.capture_dynamic_output_shape_ops:
             self.hit("dynamic-shape-op", e, f"Tensor.{name}() has a data-dependent output shape")
             if any(k.arg in ("as_tuple", "return_inverse", "return_counts") for k in e.keywords):
                 return SEQ
@@ -1895,13 +1740,13 @@ class _Walker:
             return INDEX0
         if name in ("max", "min", "median") and (e.args or e.keywords):
             return TENSOR if args and args[0].tensor else SEQ
-        if name in _METHOD_SCALAR:
+        if name in METHOD_SCALAR:
             return SCALAR
-        if name in _METHOD_SEQ:
+        if name in METHOD_SEQ:
             return SEQ
         if name.startswith(("_", "is_", "has_", "get_")):
             return UNKNOWN  # private or query methods: not reliably tensors
-        if name in _METHOD_BOOL:
+        if name in METHOD_BOOL:
             return BOOL
         if name == "to" and _bool_dtype(e):
             return BOOL
@@ -2009,20 +1854,19 @@ def _int_tensor_expr(e: ast.expr) -> bool:
     if isinstance(e, ast.Call):
         f = e.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if name in _INT_PRODUCERS:
+        if name in INT_PRODUCERS:
             return True
         if name == "to":
             return any(
                 (dotted(a) or "").endswith(("long", "int64", "int32", "int")) for a in e.args
             )
         if isinstance(f, ast.Attribute):
-            return name in _SHAPE_ONLY and _int_tensor_expr(f.value)
+            return name in SHAPE_ONLY and _int_tensor_expr(f.value)
     return isinstance(e, ast.Attribute) and e.attr == "indices"
 
 
 # `.name =`, `.name +=`, ... but not `.name ==`.
 _ATTR_STORE = re.compile(r"\.([A-Za-z_]\w*)\s*(?:\*\*|//|>>|<<|[-+*/%&|^@])?=(?!=)")
-_SHAPE_ONLY = _words("flatten view reshape squeeze unsqueeze cpu detach contiguous")
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ is UNKNOWN, and rules stay silent on UNKNOWN.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -136,6 +137,15 @@ class ClassInfo:
     @property
     def name(self) -> str:
         return self.node.name
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(source: str) -> list[str]:
+    """Lines as the tokenizer counts them (``str.splitlines`` also splits on \\f, \\x1c,
+    \\u2028, ..., which would shift every line after such a character)."""
+    return _NEWLINE.split(source)
 
 
 def dotted(node: ast.expr) -> str | None:

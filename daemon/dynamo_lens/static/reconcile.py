@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..findings import Finding, Kind
+from .model import source_lines
 
 CONFIRMED = "confirmed"
 REFUTED = "refuted"
@@ -55,7 +56,7 @@ def function_hashes(source: str) -> dict[str, FunctionText]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    lines = source.splitlines()
+    lines = source_lines(source)
     out: dict[str, FunctionText] = {}
 
     def visit(body: Iterable[ast.AST], prefix: str) -> None:
