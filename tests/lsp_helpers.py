@@ -103,7 +103,12 @@ async def until(pred: Any, timeout: float = 240.0, client: LanguageClient | None
         await asyncio.sleep(0.1)
 
 
-def lines(client: LanguageClient, u: str) -> list[int]:
+def lines(client: LanguageClient, u: str, *, static: bool = False) -> list[int]:
+    """Lines with dynamic findings (or, with ``static``, only the static hints)."""
     return sorted(
-        d.range.start.line + 1 for d in client.diagnostics.get(u, []) if d.source == "dynamo-lens"
+        d.range.start.line + 1
+        for d in client.diagnostics.get(u, [])
+        if d.source == "dynamo-lens"
+        and isinstance(d.data, dict)
+        and (d.data.get("kind") == "static_hint") == static
     )

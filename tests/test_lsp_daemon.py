@@ -165,7 +165,11 @@ async def _session(ws: Path, rel: str) -> tuple[list[str], list[int], float]:
 
     @c.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def _diag(p: types.PublishDiagnosticsParams) -> None:
-        got[p.uri] = [d.range.start.line + 1 for d in p.diagnostics]
+        got[p.uri] = [
+            d.range.start.line + 1
+            for d in p.diagnostics
+            if isinstance(d.data, dict) and d.data.get("kind") != "static_hint"
+        ]
 
     @c.feature(types.WINDOW_LOG_MESSAGE)
     def _log(p: types.LogMessageParams) -> None:

@@ -29,14 +29,17 @@ def find_root(paths: Sequence[Path]) -> Path:
     return here
 
 
+CLI_CHECKS = (*ALL_CHECKS, "static")
+
+
 def _checks(value: str) -> list[str]:
     items = [c.strip() for c in value.split(",") if c.strip()]
     if items == ["all"]:
         return list(ALL_CHECKS)
-    bad = [c for c in items if c not in ALL_CHECKS]
+    bad = [c for c in items if c not in CLI_CHECKS]
     if bad or not items:
         raise argparse.ArgumentTypeError(
-            f"unknown check(s) {', '.join(bad) or '(none)'}; choose from {', '.join(ALL_CHECKS)}"
+            f"unknown check(s) {', '.join(bad) or '(none)'}; choose from {', '.join(CLI_CHECKS)}"
         )
     return items
 
@@ -105,8 +108,11 @@ def _doctor(as_json: bool) -> int:
 def _check(args: argparse.Namespace) -> int:
     root = (args.root or find_root(args.paths)).resolve()
     overrides: dict[str, Any] = {}
+    dynamic_checks = None
     if args.checks is not None:
-        overrides["checks"] = args.checks
+        dynamic_checks = [c for c in args.checks if c in ALL_CHECKS]
+        if dynamic_checks:
+            overrides["checks"] = dynamic_checks
     if args.devices:
         overrides["devices"] = args.devices
     if args.timeout is not None:
@@ -126,7 +132,7 @@ def _check(args: argparse.Namespace) -> int:
     env: dict[str, Any] = {"config": cfg.fingerprint()}
     with Engine(root, cfg, on_log=log) as engine:
         for f in files:
-            results.append(engine.analyze_file(f))
+            results.append(engine.analyze_file(f, args.checks))
         if any(r.ran for r in results):
             env.update(engine.environment())
     if args.format == "json":

@@ -199,7 +199,7 @@ class Engine:
         self.pool.close()
 
     def __enter__(self) -> Engine:
-        self.start()
+        # Workers start on first use: a run that needs none (static checks) never imports torch.
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -228,7 +228,8 @@ class Engine:
     ) -> FileResult:
         t0 = time.monotonic()
         path = Path(os.path.realpath(path))
-        checks = [c for c in (checks or self.config.checks) if c in ALL_CHECKS]
+        requested = list(checks or self.config.checks)
+        checks = [c for c in requested if c in ALL_CHECKS]
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -243,6 +244,10 @@ class Engine:
             result.findings.append(bad)
             result.duration = time.monotonic() - t0
             return result
+        if "static" in requested and text is not None:
+            from .static import analyze_source  # pure AST: no torch, no user code
+
+            result.findings += analyze_source(text, str(path))
         config_targets = self._config_targets(path)
         if not checks or not might_have_targets(data, config_targets, self.config.guess_targets):
             result.duration = time.monotonic() - t0

@@ -22,6 +22,7 @@ from .config import ALL_CHECKS, Config
 from .engine import Engine, FileResult, content_hash, iter_python_files
 from .findings import Finding, TargetReport, dedupe
 from .scheduler import Job, Scheduler
+from .static import Reconciler, analyze_source, reachable_functions
 from .workerpool import CancelToken
 
 PublishFn = Callable[[str, list[Finding], int | None], None]
@@ -39,11 +40,15 @@ class DocState:
     findings: list[Finding] = field(default_factory=list)  # shifted to the current text
     # Findings placed in this file by other files' results (a helper that breaks), by source.
     overlay: dict[str, list[Finding]] = field(default_factory=dict)
+    # Static hints for the current text that no dynamic run has confirmed or refuted.
+    hints: list[Finding] = field(default_factory=list)
 
     def visible(self) -> list[Finding]:
         out = list(self.findings)
         for fs in self.overlay.values():
             out += fs
+        taken = {(f.path, f.line) for f in out}
+        out += [h for h in self.hints if (h.path, h.line) not in taken]
         return dedupe(out)
 
 
@@ -121,6 +126,8 @@ class AnalysisService:
         self.cache = ResultCache(cache_dir or self.root / ".dynamo-lens" / "cache")
         self.torch_version = _torch_version()
         self.docs: dict[str, DocState] = {}
+        self.reconciler = Reconciler()
+        self._static_timers: dict[str, threading.Timer] = {}
         self._lock = threading.RLock()
         self.engine: Engine | None = None
         self.environment: dict[str, Any] = {}
@@ -193,23 +200,77 @@ class AnalysisService:
     def open(self, path: str, text: str, version: int | None) -> None:
         doc = self._doc(path)
         doc.text, doc.version = text, version
+        self._static(doc)
+        self._publish(path, doc.visible(), version)
+        if self.trusted and self._publish_cached(doc):
+            # Known result for this exact content: shown at once; slower checks may follow.
+            rest = [c for c in self.config.checks if c not in self._wanted_checks()]
+            if rest:
+                self._request(path, "open")
+            return
         self._request(path, "open")
+
+    def _publish_cached(self, doc: DocState) -> bool:
+        try:
+            data = Path(doc.path).read_bytes()
+        except OSError:
+            return False
+        if doc.text is not None and doc.text.encode() != data:
+            return False  # the editor holds unsaved changes: nothing cached applies
+        cached = self.cache.get(self.cache_key(data, self._wanted_checks()))
+        if cached is None:
+            return False
+        self._log(f"{doc.path}: cache hit on open")
+        self._accept(doc, cached, data, Job(doc.path, doc.version or 0, [], "cache", 0))
+        return True
+
+    def _static(self, doc: DocState) -> None:
+        """Instant hints from the source alone (no user code runs)."""
+        text = doc.text
+        if text is None:
+            try:
+                text = Path(doc.path).read_text()
+            except (OSError, UnicodeDecodeError):
+                return
+        hints = self.reconciler.visible(doc.path, text, analyze_source(text, doc.path))
+        if not self.trusted:
+            for h in hints:
+                h.message += " (dynamic analysis needs a trusted workspace)"
+        doc.hints = hints
+
+    def _static_later(self, doc: DocState, delay: float = 0.15) -> None:
+        with self._lock:
+            old = self._static_timers.pop(doc.path, None)
+            if old is not None:
+                old.cancel()
+
+            def fire() -> None:
+                self._static(doc)
+                self._publish(doc.path, doc.visible(), doc.version)
+
+            t = threading.Timer(delay, fire)
+            t.daemon = True
+            self._static_timers[doc.path] = t
+            t.start()
 
     def save(self, path: str, text: str | None, version: int | None) -> None:
         doc = self._doc(path)
         if text is not None:
             doc.text = text
         doc.version = version
+        self._static(doc)
         self._request(path, "save")
 
     def change(self, path: str, text: str, version: int | None) -> None:
         doc = self._doc(path)
         old = doc.text
         doc.text, doc.version = text, version
-        if old is not None and (doc.findings or doc.overlay):
+        if old is not None and (doc.findings or doc.overlay or doc.hints):
             doc.findings = shift_findings(doc.findings, old, text, path)
             doc.overlay = {k: shift_findings(v, old, text, path) for k, v in doc.overlay.items()}
+            doc.hints = shift_findings(doc.hints, old, text, path)
             self._publish(path, doc.visible(), version)
+        self._static_later(doc)
 
     def close_doc(self, path: str) -> None:
         self.scheduler.cancel(path)
@@ -261,7 +322,9 @@ class AnalysisService:
         text, bad = decode_source(doc.path, data)
         if bad is None and text is not None:
             bad = syntax_error(doc.path, text)
-        self._publish(doc.path, [bad] if bad else [], doc.version)
+        doc.findings = [bad] if bad else []
+        self._static(doc)
+        self._publish(doc.path, doc.visible(), doc.version)
 
     # -- analysis ----------------------------------------------------------------------------
     def cache_key(self, data: bytes, checks: list[str]) -> str:
@@ -320,6 +383,7 @@ class AnalysisService:
             if doc.text is not None and doc.text != doc.analysed_text:
                 findings = shift_findings(findings, doc.analysed_text, doc.text, doc.path)
             doc.findings = findings
+            self._reconcile(doc, result)
             # Findings in other files (a break inside an imported helper) go to those files.
             others: dict[str, list[Finding]] = {}
             for f in result.all_findings():
@@ -338,6 +402,16 @@ class AnalysisService:
         for path in touched:
             other = self._doc(path)
             self._publish(path, other.visible(), other.version)
+
+    def _reconcile(self, doc: DocState, result: FileResult) -> None:
+        """A dynamic run confirms the hints it found and refutes the rest of what it covered."""
+        text = doc.analysed_text or ""
+        errors = any(f.kind.value == "error" for f in result.all_findings())
+        covered: set[str] | None = None
+        if result.reports and not errors:
+            covered = set().union(*reachable_functions(text, doc.path).values())
+        self.reconciler.update_dynamic(doc.path, text, result.all_findings(), covered)
+        self._static(doc)
 
     # -- queries and commands ----------------------------------------------------------------
     def reports_for(self, path: str) -> list[TargetReport]:

@@ -27,6 +27,26 @@ from .usercode import Target, Unit, discover, import_file, purge_workspace_modul
 Progress = Callable[..., None]
 
 
+def _config_modules() -> list[Any]:
+    import torch._inductor.config as inductor_config
+
+    return [torch._dynamo.config, inductor_config]
+
+
+# Taken before any user code runs: each file starts from torch's own settings, so a file that
+# sets `torch._dynamo.config.*` at import affects its own analysis and no other file's.
+_PRISTINE = [(m, m.save_config()) for m in _config_modules()]
+
+
+def _restore_torch_config() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # load_config re-sets deprecated keys, which warn
+        for module, saved in _PRISTINE:
+            module.load_config(saved)
+
+
 def environment(cfg: Config | None = None) -> dict[str, Any]:
     env: dict[str, Any] = {
         "torch": torch.__version__,
@@ -73,6 +93,7 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     ws = _workspace(params, cfg)
     path = Path(params["path"]).resolve()
     purge_workspace_modules(ws)
+    _restore_torch_config()
     try:
         module = import_file(path, ws)
     except Cancelled:
