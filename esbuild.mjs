@@ -37,6 +37,8 @@ if (args.has('--unit-tests')) {
     entryPoints: ['extension/src/extension.ts'],
     outfile: 'out/extension.js',
     external: ['vscode'],
+    // First statement of the bundle: when VS Code started loading our code (activation timing).
+    banner: { js: 'globalThis.__dynamoLensLoadStart = Date.now();' },
     minify: production,
     keepNames: true,
     metafile: true,

@@ -38,7 +38,7 @@ export class BenchmarkPanel {
       this.panel = vscode.window.createWebviewPanel(
         'dynamoLens.benchmark',
         `Benchmark: ${result.target}`,
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
         { enableScripts: true, localResourceRoots: [], enableFindWidget: true },
       );
       this.panel.onDidDispose(() => (this.panel = undefined));
@@ -49,7 +49,8 @@ export class BenchmarkPanel {
     this.panel.title = `Benchmark: ${result.target}`;
     const nonce = randomBytes(16).toString('base64');
     this.panel.webview.html = renderBenchmarkHtml(result, { nonce, cspSource: this.panel.webview.cspSource });
-    this.panel.reveal(undefined, false);
+    // Keep the focus in the editor: its language status item and the user's place stay put.
+    this.panel.reveal(undefined, true);
   }
 
   async copyMarkdown(): Promise<void> {
@@ -109,9 +110,20 @@ async function pickOne<T>(choices: Choice<T>[], title: string, placeHolder: stri
   return chosen ? { value: chosen.value } : undefined;
 }
 
-export async function benchmarkTarget(daemon: Daemon, panel: BenchmarkPanel, log: vscode.LogOutputChannel, rawArgs?: unknown): Promise<void> {
-  const args: BenchmarkCommandArgs = rawArgs && typeof rawArgs === 'object' && !(rawArgs instanceof vscode.Uri) ? (rawArgs) : {};
-  if (rawArgs instanceof vscode.Uri) args.uri = rawArgs.toString();
+/** Command arguments: `({uri, target, ...})`, `(uri, target)` (a code lens), `(Uri)` (a menu) or none. */
+export function benchmarkArgs(first?: unknown, second?: unknown): BenchmarkCommandArgs {
+  if (first instanceof vscode.Uri) return { uri: first.toString() };
+  if (typeof first === 'string') return typeof second === 'string' ? { uri: first, target: second } : { uri: first };
+  if (first && typeof first === 'object') return { ...(first as BenchmarkCommandArgs) };
+  return {};
+}
+
+export async function benchmarkTarget(
+  daemon: Daemon,
+  panel: BenchmarkPanel,
+  log: vscode.LogOutputChannel,
+  args: BenchmarkCommandArgs = {},
+): Promise<void> {
   const { settings } = validateSettings(readRawSettings());
   const target = await pickTarget(daemon, args);
   if (!target) return;

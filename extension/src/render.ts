@@ -48,7 +48,9 @@ function sig(x: number): string {
 
 export function formatSpeedup(x: number | null | undefined): string {
   if (!finite(x)) return DASH;
-  return `${x >= 10 ? x.toFixed(1) : x.toFixed(2)}×`;
+  if (x >= 10) return `${x.toFixed(1)}×`;
+  if (x >= 0.1 || x === 0) return `${x.toFixed(2)}×`;
+  return `${x.toPrecision(2)}×`; // a slowdown: 0.0047×, not 0.00×
 }
 
 export function formatCount(n: number | null | undefined): string {

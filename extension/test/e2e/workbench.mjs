@@ -49,7 +49,9 @@ export async function openFile(page, relPath) {
     .first()
     .waitFor({ state: 'visible', timeout: 20000 });
   await input.press('Enter');
-  await page.locator(`.tabs-container .tab.active`, { hasText: base }).waitFor({ timeout: 20000 });
+  await page.locator(`.tabs-container .tab.active[data-resource-name="${base}"]`).first().waitFor({ timeout: 20000 });
+  // The window title names the active editor: make sure it is this file, not a webview beside it.
+  await page.waitForFunction((b) => document.title.startsWith(b), base, { timeout: 20000 });
   await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor({ timeout: 20000 });
 }
 
@@ -145,6 +147,7 @@ export async function problems(page) {
     rows.map((r) => ({
       text: (r.textContent ?? '').replace(/\s+/g, ' ').trim(),
       aria: r.getAttribute('aria-label') ?? '',
+      severity: ['error', 'warning', 'info'].find((k) => r.querySelector(`.codicon-${k}, .codicon-${k === 'info' ? 'info' : k}`)) ?? '',
     })),
   );
 }

@@ -61,6 +61,8 @@ describe('formatters', () => {
     assert.equal(formatSeconds(0.25), '250 ms');
     assert.equal(formatSpeedup(2), '2.00×');
     assert.equal(formatSpeedup(12.34), '12.3×');
+    assert.equal(formatSpeedup(0.75), '0.75×');
+    assert.equal(formatSpeedup(0.0047), '0.0047×');
   });
 });
 
