@@ -121,6 +121,31 @@ async def test_hover_code_lens_and_code_actions(client: LanguageClient) -> None:
     )
     assert any("graph-break documentation" in a.title for a in actions)  # type: ignore[union-attr]
 
+    rot = _open(client, "models/rotary_cache.py")
+    await _until(lambda: 49 in _lines(client, rot), 240, client)
+    info = [d for d in client.diagnostics[rot] if d.range.start.line == 48]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=rot),
+            range=info[0].range,
+            context=types.CodeActionContext(diagnostics=info),
+        )
+    )
+    fix = [a for a in actions if "mark_dynamic" in a.title]  # type: ignore[union-attr]
+    assert fix and fix[0].edit is not None  # type: ignore[union-attr]
+    (edits,) = fix[0].edit.changes.values()  # type: ignore[union-attr]
+    assert "torch._dynamo.mark_dynamic(call[1][0], 1)" in edits[0].new_text
+
+    # hover on a target's def line shows its summary without a finding there
+    h = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=rot),
+            position=types.Position(line=39, character=8),  # class RotaryAttention
+        )
+    )
+    assert h is not None and "Graphs:" in h.contents.value  # type: ignore[union-attr]
+    assert "compile_example_long_context" in h.contents.value  # type: ignore[union-attr]
+
     zc = _open(client, "models/zero_config.py")
     actions = await client.text_document_code_action_async(
         types.CodeActionParams(

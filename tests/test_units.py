@@ -222,3 +222,35 @@ def test_reports_render_every_format() -> None:
     assert loc["artifactLocation"] == {"uri": "m.py", "uriBaseId": "%SRCROOT%"}
     assert loc["region"] == {"startLine": 3, "startColumn": 5, "endLine": 3, "endColumn": 9}
     assert r["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a.py"
+
+
+def test_mark_dynamic_fix_simple_and_variants() -> None:
+    from dynamo_lens import fixes
+
+    simple = "def compile_example():\n    x = torch.randn(4, 8)\n    return model, (x,)\n"
+    e = fixes.mark_dynamic(simple, 0, 0)
+    assert e is not None and e.line == 3 and e.end_line is None
+    assert e.text == "    torch._dynamo.mark_dynamic(x, 0)\n"
+    variants = (
+        "def compile_example():\n"
+        "    m = M()\n"
+        "    return [(m, (torch.randn(b, 8),)) for b in (4, 5)]\n"
+    )
+    e = fixes.mark_dynamic(variants, 0, 1)
+    assert e is not None and (e.line, e.end_line) == (3, 3)
+    lines = variants.splitlines(keepends=True)
+    patched = "".join(lines[:2]) + e.text
+    ns: dict[str, object] = {}
+    compile(patched, "p.py", "exec")  # the rewrite is valid Python
+    assert "torch._dynamo.mark_dynamic(call[1][0], 1)" in e.text
+    assert ns == {}
+
+
+def test_add_compile_example_skeleton() -> None:
+    from dynamo_lens import fixes
+
+    src = "class Net(nn.Module):\n    def __init__(self):\n        self.fc = nn.Linear(16, 4)\n"
+    assert fixes.module_classes_without_example(src) == [("Net", 1)]
+    e = fixes.add_compile_example(src, "Net")
+    assert e is not None and "torch.randn(8, 16)" in e.text and "def compile_example" in e.text
+    compile(src + e.text, "n.py", "exec")

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 @dataclass
 class Edit:
-    line: int  # 1-based line to insert before (len(lines) + 1 appends)
+    line: int  # 1-based first line replaced (or inserted before; len(lines) + 1 appends)
     text: str
+    end_line: int | None = None  # last line replaced, inclusive; None: a pure insertion
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -28,25 +29,38 @@ def _examples(tree: ast.Module) -> list[ast.FunctionDef]:
     ]
 
 
-def mark_dynamic(source: str, arg_index: int, dim: int) -> Edit | None:
-    """Insert ``torch._dynamo.mark_dynamic(<arg>, dim)`` before a ``compile_example`` return
-    of ``(target, (arg, ...))`` whose argument at ``arg_index`` is a plain name."""
+def mark_dynamic(source: str, arg_index: int, dim: int, example: str | None = None) -> Edit | None:
+    """Mark the input dynamic where the example builds the call: before ``return (target,
+    (x, ...))`` when the argument is a plain name, else around whatever the example returns
+    (one call or a list of variants)."""
     tree = _parse(source)
     if tree is None:
         return None
     for fn in _examples(tree):
+        if example is not None and fn.name != example:
+            continue
         for node in ast.walk(fn):
-            if not isinstance(node, ast.Return) or not isinstance(node.value, ast.Tuple):
+            if not isinstance(node, ast.Return) or node.value is None:
                 continue
-            elts = node.value.elts
-            if len(elts) < 2 or not isinstance(elts[1], (ast.Tuple, ast.List)):
+            indent = " " * node.col_offset
+            v = node.value
+            if isinstance(v, ast.Tuple) and len(v.elts) >= 2 and isinstance(v.elts[1], ast.Tuple):
+                args = v.elts[1].elts
+                arg = args[arg_index] if arg_index < len(args) else None
+                if isinstance(arg, ast.Name):
+                    return Edit(
+                        node.lineno, f"{indent}torch._dynamo.mark_dynamic({arg.id}, {dim})\n"
+                    )
+            body = ast.get_source_segment(source, v)
+            if body is None:
                 continue
-            args = elts[1].elts
-            arg = args[arg_index] if arg_index < len(args) else None
-            if isinstance(arg, ast.Name):
-                indent = " " * node.col_offset
-                name = arg.id
-                return Edit(node.lineno, f"{indent}torch._dynamo.mark_dynamic({name}, {dim})\n")
+            text = (
+                f"{indent}calls = {body}\n"
+                f"{indent}for call in calls if isinstance(calls, list) else [calls]:\n"
+                f"{indent}    torch._dynamo.mark_dynamic(call[1][{arg_index}], {dim})\n"
+                f"{indent}return calls\n"
+            )
+            return Edit(node.lineno, text, end_line=node.end_lineno or node.lineno)
     return None
 
 

@@ -327,7 +327,8 @@ def _mark_dynamic_edit(
             params = [s.split(":", 1)[0] for s in r.input_shapes]
             var = str(md.get("variable", ""))
             idx = params.index(var) if var in params else 0
-            edit = fixes.mark_dynamic(text, idx, int(md.get("dim", 0)))
+            example = r.target.split("::", 1)[-1].split("[", 1)[0]
+            edit = fixes.mark_dynamic(text, idx, int(md.get("dim", 0)), example)
             if edit is None:
                 return None
             action = _insert_action(
