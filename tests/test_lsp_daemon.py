@@ -217,3 +217,23 @@ async def test_reopening_an_unchanged_file_is_a_cache_hit_without_worker_jobs() 
         entry.write_bytes(b"\x00garbage")
     third_logs, third, _ = await _session(ws, "healthy.py")
     assert third == first and any("discover" in m for m in third_logs)
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def misconfigured(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    lsp_client.ws = _fresh()  # type: ignore[attr-defined]
+    bad = {**SETTINGS, "timeout": -1, "devices": ["tpu:0"]}
+    await start(lsp_client, lsp_client.ws, settings=bad)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_bad_settings_are_named_and_defaults_used(misconfigured: LanguageClient) -> None:
+    client = misconfigured
+    await until(lambda: len(client.messages) >= 2, 30, client)
+    texts = [m.message for m in client.messages]
+    assert any("'timeout' has bad value -1" in t for t in texts)
+    assert any("'devices' has bad value" in t for t in texts)
+    u = open_doc(client, client.ws, "healthy.py")  # type: ignore[attr-defined]
+    await until(lambda: lines(client, u), 120, client)  # analysis still works on defaults

@@ -254,3 +254,19 @@ def test_add_compile_example_skeleton() -> None:
     e = fixes.add_compile_example(src, "Net")
     assert e is not None and "torch.randn(8, 16)" in e.text and "def compile_example" in e.text
     compile(src + e.text, "n.py", "exec")
+
+
+def test_edits_move_findings_and_mark_edited_lines_stale() -> None:
+    from dynamo_lens.service import shift_findings
+
+    old = "a\nb\nc\nd\n"
+    new = "new\na\nb\nC\nd\n"  # a line inserted above, line c edited
+    fs = [_finding(path="/w/m.py", line=n, end_line=n) for n in (1, 3, 4)]
+    moved = shift_findings(fs, old, new, "/w/m.py")
+    assert [(f.line, bool(f.data.get("stale"))) for f in moved] == [
+        (2, False),
+        (4, True),
+        (5, False),
+    ]
+    gone = shift_findings(fs, old, "a\nb\nd\n", "/w/m.py")
+    assert [f.line for f in gone] == [1, 3]  # the finding on the deleted line is dropped
