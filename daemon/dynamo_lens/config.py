@@ -60,7 +60,6 @@ class Config:
     targets: list[str] = field(default_factory=list)
     # Try zero-config guesses for argument-free nn.Module classes.
     guess_targets: bool = True
-    timing_repeats: int = 20
     recompile_probes: int = 4
     recompile_limit: int = 8
     keep_diagnostics_on_close: bool = True
@@ -81,7 +80,6 @@ _ALIASES = {
     "checksOnSave": "checks_on_save",
     "memoryLimitMb": "memory_limit_mb",
     "guessTargets": "guess_targets",
-    "timingRepeats": "timing_repeats",
     "recompileProbes": "recompile_probes",
     "recompileLimit": "recompile_limit",
     "keepDiagnosticsOnClose": "keep_diagnostics_on_close",
@@ -176,7 +174,6 @@ def _validate(key: str, value: Any) -> tuple[bool, Any]:
     if key in (
         "workers",
         "memory_limit_mb",
-        "timing_repeats",
         "recompile_probes",
         "recompile_limit",
     ):
