@@ -196,3 +196,20 @@ def test_function_hashes_and_reachable_functions() -> None:
     nested = "def outer():\n    def inner():\n        pass\n    return inner\n"
     assert set(function_hashes(nested)) == {"outer", "outer.<locals>.inner"}
     assert reachable_functions(SOURCE, PATH) == {"Net": {"Net.forward", "Net.head"}}
+
+
+def test_hints_carry_their_function_identity_so_visible_needs_no_parse() -> None:
+    hints = analyze_source(SOURCE, PATH)
+    fh = function_hashes(SOURCE)
+    for h in hints:
+        ft = fh[str(h.data["function"])]
+        assert (h.data["function_start"], h.data["function_digest"]) == (ft.start, ft.digest)
+    r = Reconciler()
+    r.update_dynamic(PATH, SOURCE, [], covered_functions={"Net.forward", "Net.head"})
+    # The source argument is not even parsed when hints carry their identity.
+    assert r.visible(PATH, "not python (", hints) == []
+    # Older hints without it (e.g. from a cache) fall back to parsing the source.
+    for h in hints:
+        del h.data["function_start"], h.data["function_digest"]
+    assert r.visible(PATH, SOURCE, hints) == []
+    assert len(r.visible(PATH, "not python (", hints)) == 3

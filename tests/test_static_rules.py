@@ -873,3 +873,14 @@ def test_lines_match_the_tokenizer_with_form_feeds_and_line_separators() -> None
     line = src.split("\n")[h.line - 1]
     assert line[h.column - 1 : h.end_column - 1] == "x.item()"
     assert h.stack[-1].code == "s = x.item()"
+
+
+def test_internal_error_gives_no_hints_and_is_logged(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def boom(self: object) -> None:
+        raise KeyError("bug")
+
+    monkeypatch.setattr(analyze_mod.Analyzer, "run", boom)
+    assert analyze_source(_src(module("print(x)\nreturn x\n")), "/ws/m.py") == []
+    assert "static analysis failed" in caplog.text

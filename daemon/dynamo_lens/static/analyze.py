@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import logging
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -86,6 +87,8 @@ from .model import (
     unpack,
 )
 from .rules import RULES, Rule, doc_url
+
+_log = logging.getLogger(__name__)
 
 _MAX_RUNS = 6  # re-analyses per function before the worklist stops refining it
 _MAX_DEPTH = 40  # call-chain depth analysed depth-first before falling back to the queue
@@ -635,6 +638,7 @@ class Analyzer:
 
     def _finding(self, h: Hit, fi: FuncInfo, st: _State, chain: list[Frame]) -> Finding:
         rule = h.rule
+        span = m.function_span(fi.node)
         gb = h.gb if h.gb is not None else rule.gb_id
         if gb == "":
             gb = None
@@ -665,6 +669,9 @@ class Analyzer:
                 "in_loop": h.in_loop,
                 # Reached only from targets the daemon guesses (no compile_example/compile).
                 "guessed_target": all(t in self.guessed_targets for t in st.targets),
+                # The function's identity for the Reconciler (see reconcile.function_hashes).
+                "function_start": span[0],
+                "function_digest": m.text_digest(self.lines, *span),
             },
         )
 
@@ -1894,6 +1901,9 @@ def _analyze(source: str, path: str, tree: ast.Module | None) -> list[Finding]:
         an = Analyzer(source, path, tree)
         return an.run()
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    except Exception:  # a bug here must not break the editor's didChange path
+        _log.warning("static analysis failed for %s", path, exc_info=True)
         return []
     finally:
         if an is not None:

@@ -8,6 +8,7 @@ is UNKNOWN, and rules stay silent on UNKNOWN.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -146,6 +147,19 @@ def source_lines(source: str) -> list[str]:
     """Lines as the tokenizer counts them (``str.splitlines`` also splits on \\f, \\x1c,
     \\u2028, ..., which would shift every line after such a character)."""
     return _NEWLINE.split(source)
+
+
+def function_span(node: FuncNode) -> tuple[int, int]:
+    """First line (decorators included) and last line of a def."""
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return start, node.end_lineno or node.lineno
+
+
+def text_digest(lines: list[str], start: int, end: int) -> str:
+    """Hash of lines ``start..end`` (1-based, inclusive): a function's identity for the
+    reconciler, shared by the hints (``data["function_digest"]``) and ``function_hashes``."""
+    text = "\n".join(lines[start - 1 : end])
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def dotted(node: ast.expr) -> str | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..findings import Finding, Kind
-from .model import source_lines
+from .model import function_span, source_lines, text_digest
 
 CONFIRMED = "confirmed"
 REFUTED = "refuted"
@@ -63,11 +62,8 @@ def function_hashes(source: str) -> dict[str, FunctionText]:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 q = f"{prefix}{node.name}"
-                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                end = node.end_lineno or node.lineno
-                text = "\n".join(lines[start - 1 : end])
-                digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-                out.setdefault(q, FunctionText(q, start, end, digest))
+                start, end = function_span(node)
+                out.setdefault(q, FunctionText(q, start, end, text_digest(lines, start, end)))
                 visit(node.body, f"{q}.<locals>.")
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, f"{prefix}{node.name}.")
@@ -129,20 +125,20 @@ class Reconciler:
             static_hints = analyze_source(source, path)
         norm = _norm(path)
         break_lines = _break_lines(norm, dynamic_findings)
-        funcs = function_hashes(source)
         with self._lock:
             for h in static_hints:
                 fn = str(h.data.get("function", ""))
-                ft = funcs.get(fn)
-                if ft is None:
+                where = _function_of(h, source)
+                if where is None:
                     continue
+                start, digest = where
                 if any(ln in break_lines for ln in range(h.line, h.end_line + 1)):
                     verdict = CONFIRMED
                 elif covered_functions is not None and fn in covered_functions:
                     verdict = REFUTED
                 else:
                     continue
-                self._version(norm, fn, ft.digest)[_hint_key(h, ft.start)] = verdict
+                self._version(norm, fn, digest)[_hint_key(h, start)] = verdict
 
     def _version(self, norm: str, fn: str, digest: str) -> dict[_HintKey, str]:
         versions = self._verdicts.setdefault((norm, fn), OrderedDict())
@@ -168,27 +164,28 @@ class Reconciler:
     def verdict(self, path: str, source: str, hint: Finding) -> str | None:
         """``"confirmed"``, ``"refuted"`` or ``None`` (still a live hint)."""
         fn = str(hint.data.get("function", ""))
-        ft = function_hashes(source).get(fn)
-        if ft is None:
+        where = _function_of(hint, source)
+        if where is None:
             return None
+        start, digest = where
         with self._lock:
             versions = self._verdicts.get((_norm(path), fn))
-            table = versions.get(ft.digest) if versions else None
-            return table.get(_hint_key(hint, ft.start)) if table else None
+            table = versions.get(digest) if versions else None
+            return table.get(_hint_key(hint, start)) if table else None
 
     def visible(self, path: str, source: str, static_hints: list[Finding]) -> list[Finding]:
         """The static hints to show for ``source``: those neither confirmed nor refuted."""
-        funcs = function_hashes(source)
         norm = _norm(path)
         out: list[Finding] = []
         with self._lock:
             for h in static_hints:
                 fn = str(h.data.get("function", ""))
-                ft = funcs.get(fn)
-                versions = self._verdicts.get((norm, fn)) if ft is not None else None
-                table = versions.get(ft.digest) if versions and ft is not None else None
-                if table and ft is not None and _hint_key(h, ft.start) in table:
-                    continue
+                versions = self._verdicts.get((norm, fn))
+                where = _function_of(h, source) if versions else None
+                if versions and where is not None:
+                    table = versions.get(where[1])
+                    if table and _hint_key(h, where[0]) in table:
+                        continue
                 out.append(h)
         return out
 
@@ -224,6 +221,16 @@ class Reconciler:
             except (KeyError, TypeError, ValueError):
                 continue
         return r
+
+
+def _function_of(h: Finding, source: str) -> tuple[int, str] | None:
+    """(first line, digest) of the function a hint is in: from the hint itself (static hints
+    carry them, so no second parse on the didChange path), else by parsing ``source``."""
+    start, digest = h.data.get("function_start"), h.data.get("function_digest")
+    if isinstance(start, int) and isinstance(digest, str):
+        return start, digest
+    ft = function_hashes(source).get(str(h.data.get("function", "")))
+    return (ft.start, ft.digest) if ft is not None else None
 
 
 def _break_lines(norm_path: str, findings: Iterable[Finding]) -> set[int]:
