@@ -60,6 +60,15 @@ export function describeStatus(s: DaemonStatus | undefined, ctx: StatusContext):
   if (ctx.phase === 'starting' || !s || s.state === 'starting') {
     return { text: 'Dynamo Lens: starting', detail: interp, severity: 'information', busy: true };
   }
+  if (ctx.staticOnly && s.state !== 'busy' && s.state !== 'warming') {
+    // torch is missing: a worker that cannot start is expected, not an error of its own.
+    return {
+      text: 'Dynamo Lens: static only (no torch)',
+      detail: join(ctx.staticOnly, s.state === 'error' ? s.message : undefined),
+      severity: 'warning',
+      busy: false,
+    };
+  }
   switch (s.state) {
     case 'warming':
       return { text: withEnv('Dynamo Lens: warming up'), detail: join(s.message, interp), severity: 'information', busy: true };
@@ -72,9 +81,6 @@ export function describeStatus(s: DaemonStatus | undefined, ctx: StatusContext):
       return { text: withEnv('Dynamo Lens: error'), detail: join(s.message || 'see the log', interp), severity: 'error', busy: false };
     case 'ready':
     default:
-      if (ctx.staticOnly) {
-        return { text: 'Dynamo Lens: static only (no torch)', detail: ctx.staticOnly, severity: 'warning', busy: false };
-      }
       return { text: withEnv('Dynamo Lens: idle'), detail: join(s.message, interp), severity: 'information', busy: false };
   }
 }

@@ -48,11 +48,13 @@ export async function openFile(page, relPath) {
     .locator(`${quickInput} .monaco-list-row`, { hasText: base })
     .first()
     .waitFor({ state: 'visible', timeout: 20000 });
+  const opened = Date.now();
   await input.press('Enter');
   await page.locator(`.tabs-container .tab.active[data-resource-name="${base}"]`).first().waitFor({ timeout: 20000 });
   // The window title names the active editor: make sure it is this file, not a webview beside it.
   await page.waitForFunction((b) => document.title.startsWith(b), base, { timeout: 20000 });
   await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor({ timeout: 20000 });
+  return opened; // when Enter was pressed in Quick Open
 }
 
 /** Runs a palette command by its title ("Dynamo Lens: Show logs"). */

@@ -38,6 +38,12 @@ describe('describeStatus', () => {
     const v = describeStatus({ state: 'ready', torch: null, devices: [] }, { trusted: true, phase: 'running', staticOnly: 'no torch in /usr/bin/python3' });
     assert.match(v.text, /static only/);
     assert.equal(v.severity, 'warning');
+    const workerFailed = describeStatus(
+      { state: 'error', message: 'worker failed to start: No module named torch' },
+      { trusted: true, phase: 'running', staticOnly: 'no torch in /usr/bin/python3' },
+    );
+    assert.match(workerFailed.text, /static only/);
+    assert.match(workerFailed.detail, /no torch in \/usr\/bin\/python3 — worker failed to start/);
   });
 
   it('is busy while starting', () => {
