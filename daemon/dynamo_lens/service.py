@@ -284,14 +284,14 @@ class AnalysisService:
         """A file changed outside the editor (git checkout, codegen): re-check it and every
         analysed file that imports it."""
         self._request(path, "disk")
+
+    def _dependants(self, path: str) -> list[str]:
         with self._lock:
-            dependants = [
+            return [
                 d.path
                 for d in self.docs.values()
                 if d.result is not None and path in d.result.imports and d.path != path
             ]
-        for p in dependants:
-            self._request(p, "dependency")
 
     def _request(self, path: str, reason: str, checks: list[str] | None = None) -> None:
         doc = self._doc(path)
@@ -300,15 +300,9 @@ class AnalysisService:
             self._publish_static_only(doc)
             return
         self.scheduler.submit(path, doc.version or 0, wanted, reason)
-        if reason == "save":
-            # Saving a helper re-checks the targets that import it.
-            with self._lock:
-                dependants = [
-                    d.path
-                    for d in self.docs.values()
-                    if d.result is not None and path in d.result.imports and d.path != path
-                ]
-            for p in dependants:
+        if reason in ("save", "disk"):
+            # A changed helper re-checks the targets that import it.
+            for p in self._dependants(path):
                 self.scheduler.submit(p, self._doc(p).version or 0, wanted, "dependency")
 
     def _wanted_checks(self) -> list[str]:
