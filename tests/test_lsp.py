@@ -219,3 +219,21 @@ async def test_bad_requests_get_errors_not_a_crash(client: LanguageClient) -> No
         types.ExecuteCommandParams(command="dynamoLens.server.environment", arguments=[])
     )
     assert env["torch"].startswith("2.") and "cpu" in env["devices"]
+
+
+@pytest.mark.asyncio
+async def test_editing_an_imported_helper_rechecks_the_targets_that_import_it(
+    client: LanguageClient,
+) -> None:
+    _open(client, "models/cnn.py")
+    common = _uri("models/common.py")
+    await _until(lambda: 34 in _lines(client, common), 240, client)
+    path = WS / "models" / "common.py"
+    fixed = path.read_text().replace(
+        "    if x.mean() > 0:  # expect: graph_break GB0170\n"
+        "        x = x - x.mean(dim=(2, 3), keepdim=True)\n",
+        "    x = x - torch.relu(x.mean(dim=(2, 3), keepdim=True))\n",
+    )
+    assert "x.mean() > 0" not in fixed
+    path.write_text(fixed)  # changed behind the editor: the watcher re-checks cnn.py
+    await _until(lambda: 34 not in _lines(client, common), 240, client)
