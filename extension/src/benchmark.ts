@@ -151,30 +151,39 @@ export async function benchmarkTarget(
       const workDoneToken = `dynamoLens.benchmark.${randomBytes(8).toString('hex')}`;
       let last = 0;
       const sub = client?.onProgress(WorkDoneProgress.type, workDoneToken, (p) => {
-        if (p.kind === 'end') return;
+        if (p.kind === 'end') {
+          log.info(`Benchmark progress ended${p.message ? `: ${p.message}` : ''}`);
+          return;
+        }
         const increment = typeof p.percentage === 'number' ? Math.max(0, p.percentage - last) : undefined;
         if (typeof p.percentage === 'number') last = p.percentage;
         progress.report({ message: p.message, increment });
       });
-      const requestCancel = new vscode.CancellationTokenSource();
       const cancelled = new Promise<'cancelled'>((resolve) => {
         token.onCancellationRequested(() => {
           log.info('Benchmark cancelled by the user');
-          // Standard LSP: cancel the work-done progress (the worker job stops) and the request.
+          // The contract's cancel: window/workDoneProgress/cancel for the token stops the worker
+          // job, and the daemon answers the request with {"cancelled": true}.
           void client?.sendNotification(WorkDoneProgressCancelNotification.type, { token: workDoneToken }).catch(() => undefined);
-          requestCancel.cancel();
           resolve('cancelled');
         });
       });
-      try {
-        const run = daemon.executeCommand<unknown>(SERVER_COMMANDS.benchmark, [request], requestCancel.token, workDoneToken);
-        const outcome = await Promise.race([run, cancelled]);
-        run.catch(() => undefined);
-        return outcome;
-      } finally {
+      const run = daemon.executeCommand<unknown>(SERVER_COMMANDS.benchmark, [request], undefined, workDoneToken);
+      // Keep listening until the daemon answers, so the log says how the cancel ended there.
+      void run.then(
+        (r) => {
+          if (token.isCancellationRequested) {
+            const acknowledged = !!r && typeof r === 'object' && (r as { cancelled?: unknown }).cancelled === true;
+            log.info(`Benchmark request ended after the cancel: ${acknowledged ? 'cancelled by the daemon' : 'it had already finished'}`);
+          }
+        },
+        (e: unknown) => {
+          if (token.isCancellationRequested) log.info(`Benchmark request ended after the cancel: ${String(e)}`);
+        },
+      ).finally(() => {
         sub?.dispose();
-        requestCancel.dispose();
-      }
+      });
+      return await Promise.race([run, cancelled]);
     },
   );
   if (result === 'cancelled') {

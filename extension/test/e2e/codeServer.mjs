@@ -108,7 +108,11 @@ export async function startCodeServer({ userDataDir, extensionsDir, configFile, 
   const proc = spawn(NODE24, args, { env: codeServerEnv(), stdio: ['ignore', out, out], detached: true });
   fs.closeSync(out);
   let exited = false;
-  proc.on('exit', () => (exited = true));
+  running.add(proc.pid);
+  proc.on('exit', () => {
+    exited = true;
+    running.delete(proc.pid);
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60000;
   for (;;) {
@@ -143,6 +147,27 @@ export async function startCodeServer({ userDataDir, extensionsDir, configFile, 
       }
     },
   };
+}
+
+// code-server runs in its own process group (with the extension host, the daemon and workers):
+// if this process is interrupted, end those groups too.
+const running = new Set();
+function killRunning() {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  running.clear();
+}
+process.on('exit', killRunning);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    killRunning();
+    process.exit(130);
+  });
 }
 
 /** Prepares a fresh profile (user data, extensions, config) under dir and installs the .vsix. */

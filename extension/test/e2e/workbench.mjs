@@ -173,6 +173,12 @@ export async function hoverAtLine(page, line, { timeoutMs = 20000 } = {}) {
 export async function languageStatusText(page) {
   const entry = page.locator('#status\\.languageStatus, .statusbar-item[id*="languageStatus"]').first();
   await entry.waitFor({ state: 'visible', timeout: 30000 });
+  // Notification toasts sit over the right end of the status bar: clear them first.
+  if ((await page.locator('.notification-toast').count()) > 0) {
+    await runCommand(page, 'Notifications: Clear All Notifications').catch(() => undefined);
+    await page.keyboard.press('Escape');
+  }
+  await page.mouse.move(5, 5);
   await entry.hover();
   const hover = page.locator('.language-status-hover, .monaco-hover .hover-language-status').first();
   await hover.waitFor({ state: 'visible', timeout: 10000 });
