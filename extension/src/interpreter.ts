@@ -51,6 +51,12 @@ export function expandPath(
   return out;
 }
 
+function isInside(file: string, folder: string): boolean {
+  if (!path.isAbsolute(file)) return false;
+  const rel = path.relative(path.resolve(folder), path.resolve(file));
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
 export function defaultPythonCommand(platform: NodeJS.Platform = process.platform): string {
   return platform === 'win32' ? 'python' : 'python3';
 }
@@ -58,10 +64,17 @@ export function defaultPythonCommand(platform: NodeJS.Platform = process.platfor
 export function resolveInterpreter(inputs: InterpreterInputs): ResolvedInterpreter {
   const setting = inputs.setting?.trim();
   if (setting) {
+    const command = expandPath(setting, { workspaceFolder: inputs.workspaceFolder, home: inputs.home, env: inputs.env });
+    // In Restricted Mode nothing inside the untrusted workspace runs, not even an interpreter the
+    // user's own settings point into it (e.g. "${workspaceFolder}/.venv/bin/python").
+    if (inputs.trusted || !inputs.workspaceFolder || !isInside(command, inputs.workspaceFolder)) {
+      return { command, source: 'setting', reason: 'from the dynamoLens.interpreter setting' };
+    }
+    const fallback = defaultPythonCommand(inputs.platform);
     return {
-      command: expandPath(setting, { workspaceFolder: inputs.workspaceFolder, home: inputs.home, env: inputs.env }),
-      source: 'setting',
-      reason: 'from the dynamoLens.interpreter setting',
+      command: fallback,
+      source: 'path',
+      reason: `${fallback} on PATH (Restricted Mode: ${command} is inside the untrusted workspace)`,
     };
   }
   // In Restricted Mode an environment chosen by (or living in) the workspace is not run.

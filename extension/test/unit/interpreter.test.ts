@@ -45,6 +45,16 @@ describe('resolveInterpreter', () => {
     assert.match(r.reason, /Restricted Mode/);
   });
 
+  it('does not run an interpreter inside the untrusted workspace, even from user settings', () => {
+    const r = resolveInterpreter({ setting: '${workspaceFolder}/.venv/bin/python', workspaceFolder: '/ws', trusted: false, platform: 'linux' });
+    assert.equal(r.command, 'python3');
+    assert.match(r.reason, /inside the untrusted workspace/);
+    const outside = resolveInterpreter({ setting: '/opt/py/bin/python', workspaceFolder: '/ws', trusted: false });
+    assert.equal(outside.command, '/opt/py/bin/python');
+    const sibling = resolveInterpreter({ setting: '/ws-other/bin/python', workspaceFolder: '/ws', trusted: false });
+    assert.equal(sibling.command, '/ws-other/bin/python');
+  });
+
   it('falls back to python3 on PATH (python on Windows)', () => {
     assert.equal(resolveInterpreter({ trusted: true, platform: 'linux' }).command, 'python3');
     assert.equal(resolveInterpreter({ trusted: true, platform: 'win32' }).command, 'python');
