@@ -47,9 +47,16 @@ class Scheduler:
         threading.Thread(target=self._dispatch, name="scheduler", daemon=True).start()
 
     def submit(
-        self, path: str, version: int, checks: list[str], reason: str, *, now: bool = False
+        self,
+        path: str,
+        version: int,
+        checks: list[str],
+        reason: str,
+        *,
+        delay: float | None = None,
     ) -> Job:
-        job = Job(path, version, checks, reason, time.monotonic() + (0 if now else self._debounce))
+        wait = self._debounce if delay is None else delay
+        job = Job(path, version, checks, reason, time.monotonic() + wait)
         with self._cv:
             self._pending[path] = job
             running = self._running.get(path)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib.metadata
 import os
 import threading
 import time
@@ -25,6 +24,11 @@ from .scheduler import Job, Scheduler
 from .static import Reconciler, analyze_source, reachable_functions
 from .workerpool import CancelToken
 
+# How long a request waits for a newer one for the same file. Opens come one at a time; the
+# saves of a burst (save all, a formatter) arrive within milliseconds; disk events are already
+# debounced by the watcher; dependants wait longest since several helpers may change together.
+_DELAY = {"open": 0.0, "save": 0.05, "disk": 0.05, "dependency": 0.3}
+
 PublishFn = Callable[[str, list[Finding], int | None], None]
 StatusFn = Callable[[dict[str, Any]], None]
 LogFn = Callable[[str], None]
@@ -37,6 +41,7 @@ class DocState:
     text: str | None = None  # what the editor holds now
     analysed_text: str | None = None  # the text the current result came from
     result: FileResult | None = None
+    saved_hash: str | None = None  # bytes on disk when the editor last saved
     findings: list[Finding] = field(default_factory=list)  # shifted to the current text
     # Findings placed in this file by other files' results (a helper that breaks), by source.
     overlay: dict[str, list[Finding]] = field(default_factory=dict)
@@ -53,6 +58,8 @@ class DocState:
 
 
 def _torch_version() -> str:
+    import importlib.metadata  # only here: it costs start-up time
+
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
@@ -258,6 +265,10 @@ class AnalysisService:
         if text is not None:
             doc.text = text
         doc.version = version
+        try:
+            doc.saved_hash = content_hash(Path(path).read_bytes())
+        except OSError:
+            doc.saved_hash = None
         self._static(doc)
         self._request(path, "save")
 
@@ -282,7 +293,17 @@ class AnalysisService:
 
     def disk_changed(self, path: str) -> None:
         """A file changed outside the editor (git checkout, codegen): re-check it and every
-        analysed file that imports it."""
+        analysed file that imports it. The editor's own saves also reach the watcher: those
+        bytes are already being analysed."""
+        doc = self.docs.get(path)
+        if doc is not None:
+            try:
+                now = content_hash(Path(path).read_bytes())
+            except OSError:
+                return
+            known = {doc.saved_hash, doc.result.content_hash if doc.result else None}
+            if now in known:
+                return
         self._request(path, "disk")
 
     def _dependants(self, path: str) -> list[str]:
@@ -299,11 +320,13 @@ class AnalysisService:
         if not self.trusted:
             self._publish_static_only(doc)
             return
-        self.scheduler.submit(path, doc.version or 0, wanted, reason)
+        self.scheduler.submit(path, doc.version or 0, wanted, reason, delay=_DELAY.get(reason))
         if reason in ("save", "disk"):
             # A changed helper re-checks the targets that import it.
             for p in self._dependants(path):
-                self.scheduler.submit(p, self._doc(p).version or 0, wanted, "dependency")
+                self.scheduler.submit(
+                    p, self._doc(p).version or 0, wanted, "dependency", delay=_DELAY["dependency"]
+                )
 
     def _wanted_checks(self) -> list[str]:
         return [c for c in self.config.checks_on_save if c in ALL_CHECKS]

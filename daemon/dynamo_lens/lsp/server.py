@@ -73,6 +73,22 @@ class DynamoLensServer(LanguageServer):
         else:
             fn()
 
+    def on_loop_wait(self, fn: Callable[[], None], timeout: float = 5.0) -> None:
+        """Like ``on_loop`` but returns once sent, so what follows (a response) comes after."""
+        if self.loop is None or not self.loop.is_running():
+            fn()
+            return
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                fn()
+            finally:
+                done.set()
+
+        self.loop.call_soon_threadsafe(run)
+        done.wait(timeout)
+
     def publish(self, path: str, findings: list[Finding], version: int | None) -> None:
         params = types.PublishDiagnosticsParams(
             uri=path_to_uri(path), diagnostics=[diagnostic(f) for f in findings], version=version
@@ -434,7 +450,7 @@ def cmd_benchmark(ls: DynamoLensServer, *args: Any) -> dict[str, Any]:
             value = types.WorkDoneProgressEnd(**kw)
         wdp = ls.work_done_progress
         fn: Callable[[Any, Any], None] = getattr(wdp, kind)
-        ls.on_loop(lambda: fn(token, value))
+        ls.on_loop_wait(lambda: fn(token, value))
 
     devices = req.get("devices") or None
     n = max(len(devices or ["cpu"]), 1)
