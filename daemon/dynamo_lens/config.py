@@ -61,6 +61,8 @@ class Config:
     # Try zero-config guesses for argument-free nn.Module classes.
     guess_targets: bool = True
     recompile_probes: int = 4
+    # CPU threads while timing (torch.utils.benchmark's default is 1: comparable, stable).
+    timing_threads: int = 1
     recompile_limit: int = 8
     keep_diagnostics_on_close: bool = True
     trace_level: str = "off"
@@ -82,6 +84,7 @@ _ALIASES = {
     "guessTargets": "guess_targets",
     "recompileProbes": "recompile_probes",
     "recompileLimit": "recompile_limit",
+    "timingThreads": "timing_threads",
     "keepDiagnosticsOnClose": "keep_diagnostics_on_close",
     "traceLevel": "trace_level",
     "workerCount": "workers",
@@ -176,6 +179,7 @@ def _validate(key: str, value: Any) -> tuple[bool, Any]:
         "memory_limit_mb",
         "recompile_probes",
         "recompile_limit",
+        "timing_threads",
     ):
         count = _pos_int(value)
         return count is not None, count

@@ -148,6 +148,7 @@ class DeviceTiming:
     mode: str = "default"
     dynamic: bool | None = None
     backend: str = "inductor"
+    threads: int = 1  # CPU threads during the measurement
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

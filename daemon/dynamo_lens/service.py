@@ -152,6 +152,15 @@ class AnalysisService:
                 "for graph breaks, recompiles and timings.",
             )
             return
+        if self.torch_version == "none" and self._python is None:
+            import sys
+
+            self.last_error = (
+                f"torch is not installed for {sys.executable}: static hints only; install "
+                "torch in this interpreter (or choose another) for dynamic analysis"
+            )
+            self._emit("ready", self.last_error)
+            return
         self.engine = Engine(
             self.root,
             self.config,
@@ -209,7 +218,7 @@ class AnalysisService:
         doc.text, doc.version = text, version
         self._static(doc)
         self._publish(path, doc.visible(), version)
-        if self.trusted and self._publish_cached(doc):
+        if self.engine is not None and self._publish_cached(doc):
             # Known result for this exact content: shown at once; slower checks may follow.
             rest = [c for c in self.config.checks if c not in self._wanted_checks()]
             if rest:
@@ -243,6 +252,9 @@ class AnalysisService:
         if not self.trusted:
             for h in hints:
                 h.message += " (dynamic analysis needs a trusted workspace)"
+        elif self.torch_version == "none":
+            for h in hints:
+                h.message += " (dynamic analysis needs torch in this interpreter)"
         doc.hints = hints
 
     def _static_later(self, doc: DocState, delay: float = 0.15) -> None:
@@ -317,7 +329,7 @@ class AnalysisService:
     def _request(self, path: str, reason: str, checks: list[str] | None = None) -> None:
         doc = self._doc(path)
         wanted = checks or self._wanted_checks()
-        if not self.trusted:
+        if self.engine is None:  # Restricted Mode, or no torch: nothing may or can run
             self._publish_static_only(doc)
             return
         self.scheduler.submit(path, doc.version or 0, wanted, reason, delay=_DELAY.get(reason))

@@ -35,6 +35,7 @@ def timing_rows(report: TargetReport) -> list[dict[str, Any]]:
             "cold_compile_s": t.cold_compile,
             "break_even_calls": t.break_even_calls,
             "repeats": t.repeats,
+            "threads": t.threads,
             "small_inputs": t.small_inputs,
         }
         for t in report.timings
@@ -75,7 +76,8 @@ def hover_markdown(report: TargetReport, *, stale: bool) -> str:
         "",
         f"Inputs: {', '.join(f'`{s}`' for s in report.input_shapes) or '—'}",
         f"torch {env.get('torch', '?')} · backend `{env.get('backend', '?')}` · mode "
-        f"`{env.get('mode', '?')}` · dynamic `{env.get('dynamic')}` · measured {when}",
+        f"`{env.get('mode', '?')}` · dynamic `{env.get('dynamic')}` · measured {when}"
+        + (f" · {report.timings[0].threads} CPU thread(s)" if report.timings else ""),
     ]
     if any(t.small_inputs for t in report.timings):
         parts.append(

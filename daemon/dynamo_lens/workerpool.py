@@ -81,6 +81,19 @@ class WorkerDied(Exception):
         return self.message
 
 
+def _split_bundle(pythonpath: str) -> tuple[list[str], list[str]]:
+    """(entries to keep first, entries bundled beside our package)."""
+    bundle = os.path.dirname(_PKG_PARENT)
+    keep: list[str] = []
+    fallback: list[str] = []
+    for entry in filter(None, pythonpath.split(os.pathsep)):
+        real = os.path.realpath(entry)
+        if real == _PKG_PARENT:
+            continue
+        (fallback if os.path.dirname(real) == bundle else keep).append(entry)
+    return keep, fallback
+
+
 def _rss_mb(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status", "rb") as fh:
@@ -133,9 +146,11 @@ class Worker:
         c_r, p_w = os.pipe()  # parent -> worker
         env = dict(os.environ)
         env.update(self._extra_env)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in [_PKG_PARENT, env.get("PYTHONPATH", "")] if p
-        )
+        own, fallback = _split_bundle(env.get("PYTHONPATH", ""))
+        env["PYTHONPATH"] = os.pathsep.join([_PKG_PARENT, *own])
+        # Libraries bundled beside our package (the extension's pygls, msgpack, ...) go after
+        # the interpreter's own site-packages, so user code and torch import their own copies.
+        env["DYNAMO_LENS_FALLBACK_PATH"] = os.pathsep.join(fallback)
         env["DYNAMO_LENS_FDS"] = f"{c_r},{c_w}"
         env["DYNAMO_LENS_CRASH_FILE"] = self._crash_path
         env["PYTHONUNBUFFERED"] = "1"

@@ -37,12 +37,17 @@ def render(results: list[FileResult], root: Path, verbose: bool = False) -> str:
                     out.append(f"    via {_rel(fr.path, root)}:{fr.line} in {fr.name}")
         for rep in res.reports:
             for t in rep.timings:
-                be = f"{t.break_even_calls:.0f}" if t.break_even_calls is not None else "never"
+                be = (
+                    f"breaks even after {t.break_even_calls:.0f} calls"
+                    if t.break_even_calls is not None
+                    else "never breaks even"
+                )
                 small = " (inputs too small to predict real use)" if t.small_inputs else ""
                 out.append(
-                    f"{rep.target} [{t.device}]: eager {t.eager_median * 1e3:.3f} ms, "
-                    f"compiled {t.compiled_median * 1e3:.3f} ms, speedup {t.speedup:.2f}x, "
-                    f"cold compile {t.cold_compile:.2f} s, break-even after {be} calls{small}"
+                    f"{rep.target} [{t.device}, {t.threads} thread(s)]: "
+                    f"eager {t.eager_median * 1e3:.3f} ms ± {t.eager_iqr * 1e3:.3f}, "
+                    f"compiled {t.compiled_median * 1e3:.3f} ms ± {t.compiled_iqr * 1e3:.3f}, "
+                    f"speedup {t.speedup:.2f}x, cold compile {t.cold_compile:.2f} s, {be}{small}"
                 )
     targets = sum(len(r.reports) for r in results)
     out.append(f"{len(results)} file(s), {targets} target(s), {count} finding(s)")

@@ -18,8 +18,14 @@ import traceback
 from types import FrameType
 from typing import Any
 
-from ..protocol import Channel, ChannelClosed
-from .cancel import Cancelled
+# Libraries bundled with the extension come after the interpreter's own (msgpack may be only
+# there); this must run before the protocol module imports msgpack.
+for _entry in filter(None, os.environ.pop("DYNAMO_LENS_FALLBACK_PATH", "").split(os.pathsep)):
+    if _entry not in sys.path:
+        sys.path.append(_entry)
+
+from ..protocol import Channel, ChannelClosed  # noqa: E402
+from .cancel import Cancelled  # noqa: E402
 
 _in_job = False
 

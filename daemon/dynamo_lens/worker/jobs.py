@@ -278,6 +278,7 @@ class _TargetRun:
                 mode=mode,
                 dynamic=dynamic,
                 min_run_time=min_run_time,
+                threads=self.cfg.timing_threads,
             )
         )
 

@@ -28,11 +28,11 @@ def _first_call(fn: Any, call: Call, device: str) -> float:
     return time.perf_counter() - t0
 
 
-def _steady(fn: Any, call: Call, min_run_time: float) -> tuple[float, float, int]:
+def _steady(fn: Any, call: Call, min_run_time: float, threads: int) -> tuple[float, float, int]:
     timer = benchmark.Timer(
         stmt="fn(*args, **kwargs)",
         globals={"fn": fn, "args": call.args, "kwargs": call.kwargs},
-        num_threads=torch.get_num_threads(),
+        num_threads=threads,
     )
     m = timer.blocked_autorange(min_run_time=min_run_time)
     return float(m.median), float(m.iqr), len(m.times)
@@ -47,18 +47,26 @@ def measure(
     mode: str,
     dynamic: bool | None,
     min_run_time: float = 0.2,
+    threads: int = 1,
 ) -> DeviceTiming:
     fn, call = place(target.fn, target.calls[0], device)
     torch._dynamo.reset()
     kw: dict[str, Any] = {"backend": backend, "dynamic": dynamic}
     if mode != "default" and backend_name == "inductor":
         kw["mode"] = mode
-    with torch.no_grad():
-        eager_first = _first_call(fn, call, device)
-        eager_median, eager_iqr, n_eager = _steady(fn, call, min_run_time)
-        compiled = torch.compile(fn, **kw)
-        cold = _first_call(compiled, call, device)
-        comp_median, comp_iqr, n_comp = _steady(compiled, call, min_run_time)
+    before = torch.get_num_threads()
+    # A fixed thread count, as torch.utils.benchmark does by default: on a loaded machine
+    # intra-op threads that wait for each other swamp the numbers being compared.
+    torch.set_num_threads(threads)
+    try:
+        with torch.no_grad():
+            eager_first = _first_call(fn, call, device)
+            eager_median, eager_iqr, n_eager = _steady(fn, call, min_run_time, threads)
+            compiled = torch.compile(fn, **kw)
+            cold = _first_call(compiled, call, device)
+            comp_median, comp_iqr, n_comp = _steady(compiled, call, min_run_time, threads)
+    finally:
+        torch.set_num_threads(before)
     speedup = eager_median / comp_median if comp_median > 0 else float("inf")
     gain = eager_median - comp_median
     break_even = (cold - comp_median) / gain if gain > 0 else None
@@ -77,4 +85,5 @@ def measure(
         mode=mode,
         dynamic=dynamic,
         backend=backend_name,
+        threads=threads,
     )

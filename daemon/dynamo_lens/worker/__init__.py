@@ -1,0 +1,1 @@
+"""The worker process: the only place user code and torch run."""
