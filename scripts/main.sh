@@ -7,7 +7,7 @@ cd "$ROOT"
 bash scripts/setup_python.sh
 echo "[main] dynamo-lens check example_workspace --checks breaks,recompiles"
 .venv/bin/dynamo-lens check example_workspace --checks breaks,recompiles || true
-if [ -f scripts/extension/open.sh ]; then
-  echo "[main] opening example_workspace in code-server with the extension"
-  exec bash scripts/extension/open.sh
-fi
+echo "[main] building the extension (.vsix with the bundled daemon) and code-server"
+bash scripts/extension/setup.sh
+echo "[main] opening example_workspace in code-server with the extension"
+exec bash scripts/extension/open.sh

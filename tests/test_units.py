@@ -270,3 +270,14 @@ def test_edits_move_findings_and_mark_edited_lines_stale() -> None:
     ]
     gone = shift_findings(fs, old, "a\nb\nd\n", "/w/m.py")
     assert [f.line for f in gone] == [1, 3]  # the finding on the deleted line is dropped
+
+
+def test_bundled_libraries_go_after_the_users_site_packages(tmp_path: Path) -> None:
+    from dynamo_lens import workerpool
+
+    bundle = os.path.dirname(workerpool._PKG_PARENT)
+    libs = os.path.join(bundle, "libs")
+    user = str(tmp_path / "mine")
+    keep, fallback = workerpool._split_bundle(os.pathsep.join([workerpool._PKG_PARENT, libs, user]))
+    assert keep == [user]
+    assert fallback == [libs]
