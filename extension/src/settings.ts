@@ -21,6 +21,7 @@ export const SERVER_SETTING_KEYS = [
   'timeout',
   'workerCount',
   'memoryLimitMb',
+  'timingThreads',
   'excludes',
   'guessTargets',
   'keepDiagnosticsOnClose',
@@ -49,6 +50,7 @@ export interface Settings {
   timeout: number;
   workerCount: number;
   memoryLimitMb: number;
+  timingThreads: number;
   excludes: string[];
   guessTargets: boolean;
   keepDiagnosticsOnClose: boolean;
@@ -87,6 +89,7 @@ export function defaultSettings(): Settings {
     timeout: 120,
     workerCount: 1,
     memoryLimitMb: 8192,
+    timingThreads: 1,
     excludes: [...DEFAULT_EXCLUDES],
     guessTargets: true,
     keepDiagnosticsOnClose: true,
@@ -132,6 +135,7 @@ const VALIDATORS: Record<keyof Settings, Validator> = {
   timeout: (v) => (isNumber(v) && v > 0 ? ok(v) : bad),
   workerCount: (v) => (Number.isInteger(v) && (v as number) > 0 ? ok(v) : bad),
   memoryLimitMb: (v) => (Number.isInteger(v) && (v as number) > 0 ? ok(v) : bad),
+  timingThreads: (v) => (Number.isInteger(v) && (v as number) > 0 ? ok(v) : bad),
   excludes: (v) => (isStringList(v) ? ok(v) : typeof v === 'string' ? ok([v]) : bad),
   guessTargets: (v) => (typeof v === 'boolean' ? ok(v) : bad),
   keepDiagnosticsOnClose: (v) => (typeof v === 'boolean' ? ok(v) : bad),

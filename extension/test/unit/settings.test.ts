@@ -120,6 +120,7 @@ describe('package.json settings', () => {
     const aliases: Record<string, string> = {
       checksOnSave: 'checks_on_save',
       memoryLimitMb: 'memory_limit_mb',
+      timingThreads: 'timing_threads',
       guessTargets: 'guess_targets',
       keepDiagnosticsOnClose: 'keep_diagnostics_on_close',
       traceLevel: 'trace_level',
