@@ -872,7 +872,6 @@ def report(R: dict[str, Any], args: argparse.Namespace) -> str:
         t3.append(f"| {LABEL[v]} | {k} | {c} |")
     st = [s for s in R["saves"] if s["variant"] == "stock"]
     two = [s for s in st if s["via"] != "save"]
-    lat_fix_all = [s["latency"] for s in R["saves"] if s["variant"] == "watcher_fix"]
     direct = [s for s in st if s["via"] == "save"]
     vias: dict[tuple[str, str], list[float]] = {}
     for s in R["saves"]:
