@@ -13,7 +13,7 @@ initializationOptions ``{"trusted": true, "settings": SETTINGS}``.
    and the cache misses), send didChange + didSave, time didSave -> the publishDiagnostics that
    follows the analysis ("<path>: breaks in X s" / "cache hit" log line). Interleaved per file
    (order alternating) with the bare-``explain`` floor of the same file in a warm helper process
-   (the floor source is bench/engine/bench_breaks.py's FLOOR_SRC, copied below). After each save
+   (the floor source is bench/engine/bench_breaks.py's FLOOR_SRC, imported). After each save
    the bench waits for the file watcher's own re-check of the written file to finish, so one
    measurement never overlaps the next. A second daemon with ``save-skips-watcher`` emulated
    (``serve_patched.py``) runs interleaved on its own workspace copy.
@@ -67,95 +67,9 @@ STOCK = [sys.executable, "-m", "dynamo_lens", "serve"]
 PATCHED = [sys.executable, str(HERE / "serve_patched.py"), "serve"]
 TERMINAL = ("breaks in", "cache hit", "analysis superseded")
 
-# bench/engine/bench_breaks.py FLOOR_SRC, copied (that file is another bench's; checked for
-# equality at run time when it can be imported).
-FLOOR_SRC = r'''
-import importlib.util, os, re, sys, time
-import torch
-from torch import nn
-
-_EXAMPLE = re.compile(r"^compile_example(_\w+)?$")
-
-
-def _purge(root):
-    # A string prefix is enough here: root and every path we import from are real paths.
-    root = os.path.realpath(root) + os.sep
-    for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None)
-        if f and f.startswith(root):
-            del sys.modules[name]
-
-
-def _import_fresh(root, path):
-    _purge(root)
-    for p in (os.path.dirname(path), root):
-        if p not in sys.path:
-            sys.path.insert(0, p)
-    rel = os.path.relpath(path, root)[: -len(".py")]
-    name = ".".join(rel.split(os.sep))
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _guess(mod):
-    """The engine's zero-config guess, for argument-free modules whose first layer is Linear."""
-    out = []
-    for obj in list(vars(mod).values()):
-        if isinstance(obj, type) and issubclass(obj, nn.Module) and obj.__module__ == mod.__name__:
-            try:
-                model = obj()
-            except TypeError:
-                continue
-            leaf = next((m for m in model.modules() if m is not model and not list(m.children())), None)
-            if isinstance(leaf, nn.Linear):
-                out.append((model, (torch.randn(2, leaf.in_features),), {}))
-    return out
-
-
-def _targets(mod):
-    """Distinct callables of each compile_example*, each with its first call (as the engine)."""
-    examples = [v for k, v in vars(mod).items()
-                if _EXAMPLE.match(k) and callable(v) and getattr(v, "__module__", None) == mod.__name__]
-    if not examples:
-        return _guess(mod)
-    out = []
-    for ex in examples:
-        res = ex()
-        seen = set()
-        for item in res if isinstance(res, list) else [res]:
-            fn, args = item[0], item[1]
-            kwargs = item[2] if len(item) == 3 else {}
-            if isinstance(args, torch.Tensor) or not isinstance(args, (tuple, list)):
-                args = (args,)
-            if id(fn) not in seen:
-                seen.add(id(fn))
-                out.append((fn, tuple(args), dict(kwargs)))
-    return out
-
-
-def run_file(root, path, capture=None):
-    t0 = time.perf_counter()
-    mod = _import_fresh(root, path)
-    t1 = time.perf_counter()
-    targets = _targets(mod)
-    t2 = time.perf_counter()
-    graphs = breaks = 0
-    for fn, args, kwargs in targets:
-        torch._dynamo.reset()
-        if capture is None:
-            out = torch._dynamo.explain(fn)(*args, **kwargs)
-        else:
-            with capture():
-                out = torch._dynamo.explain(fn)(*args, **kwargs)
-        graphs += out.graph_count
-        breaks += out.graph_break_count
-    t3 = time.perf_counter()
-    return {"total": t3 - t0, "import": t1 - t0, "examples": t2 - t1, "explain": t3 - t2,
-            "targets": len(targets), "graphs": graphs, "breaks": breaks}
-'''
+# The floor is the engine benchmark's own, so both benches measure against the same thing.
+sys.path.insert(0, str(REPO / "bench" / "engine"))
+from bench_breaks import FLOOR_SRC  # noqa: E402
 
 HELPER_SRC = (
     FLOOR_SRC
@@ -173,15 +87,7 @@ for line in sys.stdin:
 
 
 def floor_matches_engine_bench() -> str:
-    try:
-        sys.path.insert(0, str(REPO / "bench" / "engine"))
-        import bench_breaks  # type: ignore[import-not-found]
-
-        return "identical" if bench_breaks.FLOOR_SRC == FLOOR_SRC else "DIFFERS (copy is older)"
-    except Exception as exc:  # another engineer's file: not importable is not our failure
-        return f"not importable ({type(exc).__name__})"
-    finally:
-        sys.path.remove(str(REPO / "bench" / "engine"))
+    return "identical (imported)"
 
 
 class FloorHelper:
@@ -1065,7 +971,7 @@ Generated by `bench/daemon/bench_daemon.py` on {R["date"]}.
 - Files: the {len(rels)} model files with targets; skipped (no targets): {", ".join(R["skipped"]) or "none"}.
 - Parts 1: {args.rounds} rounds, floor / stock / watcher-fix interleaved per file with the order rotated per file and round (two daemons, one workspace copy each, both warm); 2: {len(R["reopen_seq"])} daemon restarts, variants rotated ({", ".join(R["reopen_seq"])}); 3: {args.starts} fresh starts per variant, interleaved. Worker restarts in part 1: {R["restarts"]}.
 {("- Raw samples (with every save's daemon log lines): `" + R["raw"] + "`; `--report-from` rewrites this file from them." + chr(10)) if R.get("raw") else ""}- Wall time: {R["wall"]:.0f} s (warm-up done at {R["t_warm"]:.0f} s).
-- Floor: `bench/engine/bench_breaks.py`'s `FLOOR_SRC`, copied (at run time the copy is {R["floor_check"]}): a warm helper process purges the workspace's modules, imports the file fresh, calls its `compile_example*`, then `torch._dynamo.reset(); torch._dynamo.explain(fn)(*args)` per target; timed inside the helper.
+- Floor: `bench/engine/bench_breaks.py`'s `FLOOR_SRC` ({R["floor_check"]}): a warm helper process purges the workspace's modules, imports the file fresh, calls its `compile_example*`, then `torch._dynamo.reset(); torch._dynamo.explain(fn)(*args)` per target; timed inside the helper.
 - Debounce: a save waits **{deb:.2f} s** for a newer one (`service._DELAY["save"]` in the snapshot, else `Scheduler.__init__`'s default, read with `inspect`; `AnalysisService.__init__` {"passes its own value" if fh["overridden"] else "does not override it"}; {fp["debounce"]} s in {R["pre_commit"]}). Every "− debounce" number is the measured latency **minus that configured {deb:.2f} s (the delay a save waits for a newer save), subtracted arithmetically**, not a run with the debounce off.
 
 Cells: median (IQR) over the rounds. Ratios: median [IQR] of the paired per-round ratios (the variants of one file run back to back).
