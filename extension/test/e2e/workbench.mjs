@@ -32,10 +32,26 @@ export async function screenshot(page, dir, name) {
 const quickInput = '.quick-input-widget';
 
 async function openQuickInput(page, prefix) {
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('F1');
   const input = page.locator(`${quickInput} .quick-input-box input`);
-  await input.waitFor({ state: 'visible', timeout: 15000 });
+  // F1 can be swallowed: by a webview holding focus, or by a quick input still closing (F1
+  // toggles it). Retry with the focus back on the workbench, alternating the two shortcuts.
+  const keys = ['F1', 'Control+Shift+P'];
+  for (let attempt = 0; attempt < 6; attempt++) {
+    await page.keyboard.press('Escape');
+    if (attempt > 0) {
+      await page.locator('.monaco-workbench .part.statusbar').first().click({ timeout: 2000 }).catch(() => undefined);
+      await page.waitForTimeout(300);
+    }
+    await page.keyboard.press(keys[attempt % keys.length]);
+    try {
+      await input.waitFor({ state: 'visible', timeout: 3000 });
+      await input.fill(prefix);
+      return input;
+    } catch {
+      // try again
+    }
+  }
+  await input.waitFor({ state: 'visible', timeout: 5000 });
   await input.fill(prefix);
   return input;
 }
