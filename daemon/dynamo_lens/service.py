@@ -374,6 +374,15 @@ class AnalysisService:
         if result.cancelled or job.token.cancelled:
             self._log(f"{job.path}: analysis superseded")
             return None
+        try:
+            now_hash = content_hash(Path(job.path).read_bytes())
+        except OSError:
+            now_hash = ""
+        if not result.content_hash or {result.content_hash, now_hash} != {content_hash(data)}:
+            # The file was rewritten while it was read or run: this result describes no version
+            # the user has; the save or watcher event for the new bytes brings the real one.
+            self._log(f"{job.path}: analysis superseded (the file changed while it was analysed)")
+            return None
         self._log(
             f"{job.path}: {', '.join(checks)} in {time.monotonic() - t0:.2f} s ({job.reason})"
         )
