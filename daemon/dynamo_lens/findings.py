@@ -12,6 +12,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+GB_DOC_BASE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
+
+
+def gb_doc_url(gb_id: str | None) -> str | None:
+    """``GB0124`` -> the graph-break site's page for it (torch links the same pages)."""
+    if not gb_id or not gb_id.startswith("GB") or not gb_id[2:].isdigit():
+        return None
+    return f"{GB_DOC_BASE}gb{gb_id[2:]}.html"
+
 
 class Kind(str, Enum):
     GRAPH_BREAK = "graph_break"

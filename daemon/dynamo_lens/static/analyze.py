@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import cast
 
 from ..findings import Finding, Frame, Kind, Severity
+from ..findings import gb_doc_url as doc_url
 from . import model as m
 from .api import (
     ATTR_SCALAR,
@@ -86,7 +87,7 @@ from .model import (
     join,
     unpack,
 )
-from .rules import RULES, Rule, doc_url
+from .rules import RULES, Rule
 
 _log = logging.getLogger(__name__)
 

@@ -11,15 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DOC_BASE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
-
-
-def doc_url(gb_id: str | None) -> str | None:
-    """``GB0124`` -> the graph-break site's page for it."""
-    if not gb_id or not gb_id.startswith("GB") or not gb_id[2:].isdigit():
-        return None
-    return f"{DOC_BASE}gb{gb_id[2:]}.html"
-
 
 @dataclass(frozen=True)
 class Rule:

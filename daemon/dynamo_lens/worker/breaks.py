@@ -17,12 +17,11 @@ from typing import Any
 import torch
 
 from ..errors import frames_from_traceback
-from ..findings import Finding, Frame, Kind, Severity
+from ..findings import Finding, Frame, Kind, Severity, gb_doc_url
 from ..locate import Workspace, clean_function_name, frame_at
 from .tracecapture import TraceCapture
 from .usercode import Call
 
-DOC_BASE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
 _URL_RE = re.compile(r"https://\S+/gb/gb(\d+)\.html")
 _TB_FRAME_RE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+), in (?P<name>\S+)')
 
@@ -41,10 +40,6 @@ def registry() -> dict[str, str]:
             if isinstance(entry, dict) and entry.get("Gb_type"):
                 out.setdefault(entry["Gb_type"], gb_id)
     return out
-
-
-def doc_url(gb_id: str) -> str:
-    return f"{DOC_BASE}gb{gb_id[2:]}.html"
 
 
 @dataclass
@@ -222,7 +217,7 @@ def to_finding(site: Site, target: str) -> Finding:
         explanation=p.explanation or _first_line(site.raw),
         hints=hints,
         gb_id=p.gb_id,
-        doc_url=doc_url(p.gb_id) if p.gb_id else None,
+        doc_url=gb_doc_url(p.gb_id),
         stack=site.frames,
         target=target,
         data={"gb_type": p.gb_type, "call_chain": chain},
