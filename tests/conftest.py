@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,22 @@ def cuda_available() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if cuda_available():
+    cuda_items = [item for item in items if "cuda" in item.keywords]
+    # Asked only when a CUDA test was collected: `import torch` takes seconds.
+    if not cuda_items or cuda_available():
         return
     skip = pytest.mark.skip(reason="no CUDA device on this machine")
-    for item in items:
-        if "cuda" in item.keywords:
-            item.add_marker(skip)
+    for item in cuda_items:
+        item.add_marker(skip)
+
+
+UNIT = Path(__file__).resolve().parent / "unit"
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_import_no_torch(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The unit tier runs in seconds without torch: a unit test that imports it fails."""
+    before = "torch" in sys.modules
+    yield
+    if UNIT in request.node.path.parents and not before and "torch" in sys.modules:
+        pytest.fail(f"{request.node.nodeid} imported torch: it belongs in tests/worker")

@@ -13,8 +13,9 @@ from typing import Any
 
 from . import __version__
 from .config import ALL_CHECKS, load
-from .engine import Engine, FileResult, iter_python_files
-from .findings import Severity
+from .engine.analysis import Engine
+from .engine.source import iter_python_files
+from .findings import FileResult, Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -165,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "doctor":
             return _doctor(args.json)
         if args.command == "serve":
-            from .lsp.server import serve
+            from .server.lsp import serve
 
             serve(args.tcp)
             return EXIT_CLEAN

@@ -65,7 +65,6 @@ class Config:
     timing_threads: int = 1
     recompile_limit: int = 8
     keep_diagnostics_on_close: bool = True
-    trace_level: str = "off"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -73,7 +72,7 @@ class Config:
     def fingerprint(self) -> dict[str, Any]:
         """The settings that change analysis results (cache key material)."""
         d = self.to_dict()
-        for k in ("workers", "keep_diagnostics_on_close", "trace_level", "checks_on_save"):
+        for k in ("workers", "keep_diagnostics_on_close", "checks_on_save"):
             d.pop(k, None)
         return d
 
@@ -86,7 +85,6 @@ _ALIASES = {
     "recompileLimit": "recompile_limit",
     "timingThreads": "timing_threads",
     "keepDiagnosticsOnClose": "keep_diagnostics_on_close",
-    "traceLevel": "trace_level",
     "workerCount": "workers",
 }
 
@@ -188,8 +186,6 @@ def _validate(key: str, value: Any) -> tuple[bool, Any]:
         return v is not None, v
     if key in ("guess_targets", "keep_diagnostics_on_close"):
         return isinstance(value, bool), value
-    if key == "trace_level":
-        return value in ("off", "messages", "verbose"), value
     return False, value
 
 

@@ -1,16 +1,17 @@
 """The one data type that flows worker -> cache -> diagnostics, CLI and SARIF.
 
-Everything here is plain data: dataclasses that round-trip through ``to_dict``/``from_dict``
-into msgpack- and JSON-safe dicts, so the worker, the cache and every output format share it
+Everything here is plain data: dataclasses that cattrs turns into msgpack- and JSON-safe dicts
+and back (``to_wire``/``from_wire``), so the worker, the cache and every output format share it
 without reshaping. Lines and columns are 1-based; ``end_column`` is exclusive.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple, TypedDict, TypeVar
+
+import cattrs
 
 GB_DOC_BASE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
 
@@ -61,15 +62,70 @@ class Frame:
     end_column: int = 0
     code: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+
+class MarkDynamic(TypedDict):
+    variable: str
+    dim: int
+
+
+class FindingData(TypedDict, total=False):
+    """Analysis-specific facts beside the message, by the kind of finding that sets them."""
+
+    # graph_break
+    gb_type: str
+    call_chain: str  # the frames from the compiled entry down, as text
+    # recompile
+    guard: str
+    guard_kind: str
+    variable: str
+    recompiles: int
+    values: list[Any]
+    limit_hit: bool
+    source: str  # "variants" | "probes"
+    mark_dynamic: MarkDynamic
+    # mismatch
+    differences: list[dict[str, Any]]
+    gradients_compared: bool
+    backend: str
+    # static_hint (the Reconciler's identity of the function it sits in)
+    rule: str
+    likely: bool
+    function: str
+    target: str
+    targets: list[str]
+    in_loop: bool
+    guessed_target: bool
+    function_start: int
+    function_digest: str
+    # any kind
+    guess: bool  # from a zero-config guess
+    stale: bool  # its line was edited since the analysis
+
+
+class TargetId(NamedTuple):
+    """A target: ``models/cnn.py::compile_example[0]`` is file ``models/cnn.py`` (relative to
+    the workspace), unit ``compile_example``, variant 0 (None: the unit itself)."""
+
+    file: str
+    unit: str
+    variant: int | None = None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Frame:
-        return cls(**{k: d[k] for k in _FRAME_FIELDS if k in d})
+    def parse(cls, text: str) -> TargetId:
+        file, sep, rest = text.rpartition("::")
+        if not sep:
+            file, rest = "", text
+        unit, bracket, tail = rest.partition("[")
+        variant = int(tail.rstrip("]")) if bracket and tail.rstrip("]").isdigit() else None
+        return cls(file, unit, variant)
 
+    @property
+    def short(self) -> str:
+        """What follows ``::``: the unit and its index."""
+        return self.unit if self.variant is None else f"{self.unit}[{self.variant}]"
 
-_FRAME_FIELDS = tuple(f.name for f in dataclasses.fields(Frame))
+    def __str__(self) -> str:
+        return f"{self.file}::{self.short}" if self.file else self.short
 
 
 @dataclass
@@ -90,52 +146,19 @@ class Finding:
     target: str | None = None
     device: str | None = None
     # Analysis-specific facts (guard expression, values seen, max errors, ...) for renderers.
-    data: dict[str, Any] = field(default_factory=dict)
+    data: FindingData = field(default_factory=lambda: FindingData())
+    # Shown after the message, set where the finding is made: its provenance (a guess) or why
+    # it is unconfirmed (Restricted Mode). The message itself is never rewritten.
+    note: str = ""
 
     def key(self) -> tuple[str, str, int, int, str, str | None]:
         """Identity used to deduplicate the same site reported twice."""
         return (self.kind.value, self.path, self.line, self.column, self.message, self.device)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind.value,
-            "severity": self.severity.value,
-            "path": self.path,
-            "line": self.line,
-            "column": self.column,
-            "end_line": self.end_line,
-            "end_column": self.end_column,
-            "message": self.message,
-            "explanation": self.explanation,
-            "hints": list(self.hints),
-            "gb_id": self.gb_id,
-            "doc_url": self.doc_url,
-            "stack": [f.to_dict() for f in self.stack],
-            "target": self.target,
-            "device": self.device,
-            "data": dict(self.data),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Finding:
-        return cls(
-            kind=Kind(d["kind"]),
-            severity=Severity(d["severity"]),
-            path=d["path"],
-            line=int(d["line"]),
-            column=int(d["column"]),
-            end_line=int(d["end_line"]),
-            end_column=int(d["end_column"]),
-            message=d["message"],
-            explanation=d.get("explanation", ""),
-            hints=list(d.get("hints", [])),
-            gb_id=d.get("gb_id"),
-            doc_url=d.get("doc_url"),
-            stack=[Frame.from_dict(f) for f in d.get("stack", [])],
-            target=d.get("target"),
-            device=d.get("device"),
-            data=dict(d.get("data", {})),
-        )
+    @property
+    def text(self) -> str:
+        """The message as shown: with its note (where it came from, why it is unconfirmed)."""
+        return f"{self.message} ({self.note})" if self.note else self.message
 
 
 @dataclass
@@ -158,14 +181,6 @@ class DeviceTiming:
     dynamic: bool | None = None
     backend: str = "inductor"
     threads: int = 1  # CPU threads during the measurement
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> DeviceTiming:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass
@@ -192,48 +207,43 @@ class TargetReport:
     # Per device: {"device", "outputs", "gradients", "ok", "max_abs"}: what equivalence compared.
     equivalence: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "path": self.path,
-            "line": self.line,
-            "kind": self.kind,
-            "findings": [f.to_dict() for f in self.findings],
-            "timings": [t.to_dict() for t in self.timings],
-            "graph_count": self.graph_count,
-            "break_count": self.break_count,
-            "recompile_count": self.recompile_count,
-            "input_shapes": list(self.input_shapes),
-            "environment": dict(self.environment),
-            "content_hash": self.content_hash,
-            "measured_at": self.measured_at,
-            "checks": list(self.checks),
-            "variants": list(self.variants),
-            "guess": self.guess,
-            "equivalence": [dict(e) for e in self.equivalence],
-        }
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TargetReport:
-        return cls(
-            target=d["target"],
-            path=d["path"],
-            line=int(d["line"]),
-            kind=d.get("kind", "example"),
-            findings=[Finding.from_dict(f) for f in d.get("findings", [])],
-            timings=[DeviceTiming.from_dict(t) for t in d.get("timings", [])],
-            graph_count=int(d.get("graph_count", 0)),
-            break_count=int(d.get("break_count", 0)),
-            recompile_count=int(d.get("recompile_count", 0)),
-            input_shapes=list(d.get("input_shapes", [])),
-            environment=dict(d.get("environment", {})),
-            content_hash=d.get("content_hash", ""),
-            measured_at=float(d.get("measured_at", 0.0)),
-            checks=list(d.get("checks", [])),
-            variants=list(d.get("variants", [])),
-            guess=bool(d.get("guess", False)),
-            equivalence=[dict(e) for e in d.get("equivalence", [])],
-        )
+@dataclass
+class FileResult:
+    """One file's analysis: its targets' reports plus file-level findings (syntax, imports)."""
+
+    path: str
+    content_hash: str
+    reports: list[TargetReport] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    ran: bool = False  # whether any user code ran
+    duration: float = 0.0
+
+    def all_findings(self) -> list[Finding]:
+        out = list(self.findings)
+        for r in self.reports:
+            out.extend(r.findings)
+        return out
+
+
+_converter = cattrs.Converter()
+# Enums go out as their plain values: msgpack and json need no knowledge of our types.
+_converter.register_unstructure_hook_func(
+    lambda t: isinstance(t, type) and issubclass(t, Enum), lambda e: e.value
+)
+T = TypeVar("T")
+
+
+def to_wire(obj: Any) -> Any:
+    """Plain dicts, lists and scalars (msgpack and JSON safe) for any type here."""
+    return _converter.unstructure(obj)
+
+
+def from_wire(data: Any, cls: type[T]) -> T:
+    """The inverse of ``to_wire``; keys it does not know (a newer writer) are ignored."""
+    return _converter.structure(data, cls)
 
 
 def dedupe(findings: list[Finding]) -> list[Finding]:

@@ -6,7 +6,6 @@
 
 export const ALL_CHECKS = ['breaks', 'recompiles', 'equivalence', 'timings'] as const;
 export const MODES = ['default', 'reduce-overhead', 'max-autotune', 'max-autotune-no-cudagraphs'] as const;
-export const TRACE_LEVELS = ['off', 'messages', 'verbose'] as const;
 
 /** Keys sent to the daemon (initializationOptions.settings, workspace/configuration). */
 export const SERVER_SETTING_KEYS = [
@@ -25,7 +24,6 @@ export const SERVER_SETTING_KEYS = [
   'excludes',
   'guessTargets',
   'keepDiagnosticsOnClose',
-  'traceLevel',
 ] as const;
 
 /** Keys only the client reads; never sent to the daemon. */
@@ -54,7 +52,6 @@ export interface Settings {
   excludes: string[];
   guessTargets: boolean;
   keepDiagnosticsOnClose: boolean;
-  traceLevel: (typeof TRACE_LEVELS)[number];
 }
 
 export const DEFAULT_EXCLUDES = [
@@ -93,7 +90,6 @@ export function defaultSettings(): Settings {
     excludes: [...DEFAULT_EXCLUDES],
     guessTargets: true,
     keepDiagnosticsOnClose: true,
-    traceLevel: 'off',
   };
 }
 
@@ -139,7 +135,6 @@ const VALIDATORS: Record<keyof Settings, Validator> = {
   excludes: (v) => (isStringList(v) ? ok(v) : typeof v === 'string' ? ok([v]) : bad),
   guessTargets: (v) => (typeof v === 'boolean' ? ok(v) : bad),
   keepDiagnosticsOnClose: (v) => (typeof v === 'boolean' ? ok(v) : bad),
-  traceLevel: (v) => (typeof v === 'string' && (TRACE_LEVELS as readonly string[]).includes(v) ? ok(v) : bad),
 };
 
 export interface ValidationResult {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..engine import FileResult
+from ..findings import FileResult, to_wire
 
 VERSION = 1
 
@@ -14,9 +14,9 @@ def document(results: list[FileResult], environment: dict[str, Any]) -> dict[str
     targets = []
     findings = []
     for res in results:
-        findings += [f.to_dict() for f in res.findings]
+        findings += to_wire(res.findings)
         for rep in res.reports:
-            d = rep.to_dict()
+            d = to_wire(rep)
             findings += d.pop("findings")
             targets.append(d)
     return {

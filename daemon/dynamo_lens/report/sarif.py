@@ -9,8 +9,7 @@ from typing import Any
 
 import dynamo_lens
 
-from ..engine import FileResult
-from ..findings import Finding, Severity
+from ..findings import FileResult, Finding, Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {
@@ -67,7 +66,7 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
             r: dict[str, Any] = {
                 "ruleId": rid,
                 "level": _LEVEL[f.severity],
-                "message": {"text": f.message + (f"\n{f.explanation}" if f.explanation else "")},
+                "message": {"text": f.text + (f"\n{f.explanation}" if f.explanation else "")},
                 "locations": [_location(f.path, f.line, f.column, f.end_line, f.end_column, root)],
                 "properties": {"kind": f.kind.value, "target": f.target, "device": f.device},
             }

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..engine import FileResult
-from ..findings import Finding
+from ..findings import FileResult, Finding
 
 
 def _rel(path: str, root: Path) -> str:
@@ -19,7 +18,7 @@ def _rel(path: str, root: Path) -> str:
 def line_for(f: Finding, root: Path) -> str:
     code = f" [{f.gb_id}]" if f.gb_id else ""
     where = f" ({f.device})" if f.device else ""
-    return f"{_rel(f.path, root)}:{f.line}:{f.column}: {f.severity.value}: {f.message}{code}{where}"
+    return f"{_rel(f.path, root)}:{f.line}:{f.column}: {f.severity.value}: {f.text}{code}{where}"
 
 
 def render(results: list[FileResult], root: Path, verbose: bool = False) -> str:

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from ..errors import frames_from_traceback
+from ..engine.errors import frames_from_traceback
+from ..engine.locate import Workspace, clean_function_name, frame_at
 from ..findings import Finding, Frame, Kind, Severity, gb_doc_url
-from ..locate import Workspace, clean_function_name, frame_at
 from .tracecapture import TraceCapture
 from .usercode import Call
 

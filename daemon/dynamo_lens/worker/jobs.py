@@ -11,15 +11,16 @@ import platform
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from ..config import Config
-from ..errors import error_from_exception
-from ..findings import Finding, Kind, TargetReport, dedupe
-from ..locate import Workspace
+from ..engine.errors import error_from_exception
+from ..engine.locate import Workspace
+from ..findings import Finding, Kind, TargetId, TargetReport, dedupe, to_wire
 from . import breaks, devices, equivalence, recompiles, timings
 from .cancel import Cancelled
 from .usercode import Target, Unit, discover, import_file, purge_workspace_modules, targets_of
@@ -100,7 +101,7 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         raise
     except BaseException as exc:  # user code: SystemExit and friends included
         err = error_from_exception(exc, ws, str(path), 1, what=f"importing {path.name}")
-        return {"units": [], "findings": [err.to_dict()]}
+        return {"units": [], "findings": to_wire([err])}
     attrs = [t.split(":", 1)[1] for t in params.get("config_targets", [])]
     units = discover(module, path, attrs, cfg.guess_targets)
     imports = sorted(
@@ -110,7 +111,7 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             if (f := getattr(m, "__file__", None)) and ws.contains(f)
         }
     )
-    return {"units": [u.to_dict() for u in units], "findings": [], "imports": imports}
+    return {"units": to_wire(units), "findings": [], "imports": imports}
 
 
 def resolve_backend(name: str) -> Any:
@@ -132,11 +133,11 @@ def _input_shapes(target: Target) -> list[str]:
     return [f"{k}: {recompiles.describe_call(type(call)((v,), {}))[1:-1]}" for k, v in named]
 
 
-def _label_guess(findings: list[Finding], target: Target) -> None:
-    if target.guess:
-        for f in findings:
-            f.data["guess"] = True
-            f.message += " (zero-config guess: inputs inferred, not declared)"
+def _label_guess(findings: list[Finding], target: Target) -> list[Finding]:
+    if not target.guess:
+        return findings
+    note = "zero-config guess: inputs inferred, not declared"
+    return [replace(f, data={**f.data, "guess": True}, note=note) for f in findings]
 
 
 def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
@@ -148,7 +149,6 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     wanted_devices, missing = devices.resolve(params.get("devices") or cfg.devices)
     mode = params.get("mode", cfg.mode)
     dynamic = params.get("dynamic", cfg.dynamic)
-    file_findings: list[dict[str, Any]] = []
     try:
         module = import_file(path, ws)
         targets = targets_of(unit, module)
@@ -161,15 +161,16 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             unit.path,
             unit.line,
             what=f"{unit.attr}()",
-            target=f"{_rel(unit.path, ws)}::{unit.name}",
+            target=str(TargetId(_rel(unit.path, ws), unit.name)),
         )
-        return {"reports": [], "findings": [f.to_dict()]}
+        return {"reports": [], "findings": to_wire([f])}
     env = environment(cfg) | {"mode": mode, "dynamic": dynamic, "devices_used": wanted_devices}
     if missing:
         env["devices_missing"] = missing
     reports = []
     for ti, target in enumerate(targets):
-        run = _TargetRun(target, ws, cfg, env, checks, f"{_rel(unit.path, ws)}::{target.name}")
+        tid = str(TargetId.parse(target.name)._replace(file=_rel(unit.path, ws)))
+        run = _TargetRun(target, ws, cfg, env, checks, tid)
         reports.append(
             run.execute(
                 progress,
@@ -178,9 +179,9 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
                 mode=mode,
                 dynamic=dynamic,
                 min_run_time=float(params.get("min_run_time", 0.2)),
-            ).to_dict()
+            )
         )
-    return {"reports": reports, "findings": file_findings}
+    return {"reports": to_wire(reports), "findings": []}
 
 
 class _TargetRun:
@@ -322,8 +323,7 @@ class _TargetRun:
                         dev,
                     )
         torch._dynamo.reset()
-        findings = dedupe(self.findings)
-        _label_guess(findings, self.target)
+        findings = _label_guess(dedupe(self.findings), self.target)
         self.report.findings = findings
         self.report.break_count = sum(1 for f in findings if f.kind == Kind.GRAPH_BREAK)
         return self.report

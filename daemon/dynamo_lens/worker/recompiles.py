@@ -17,8 +17,7 @@ from typing import Any
 
 import torch
 
-from ..findings import Finding, Frame, Kind, Severity
-from ..locate import (
+from ..engine.locate import (
     Workspace,
     clean_function_name,
     expression_span,
@@ -26,6 +25,7 @@ from ..locate import (
     parameter_span,
     source_line,
 )
+from ..findings import Finding, FindingData, Frame, Kind, Severity
 from .tracecapture import TraceCapture
 from .usercode import Call, Target
 
@@ -216,7 +216,7 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
         if group.limit_hit:
             message += f"; hit the recompile limit of {limit}, later calls fall back to eager"
     fix = _FIX[g.kind].format(var=g.var, dim=g.dim if g.dim is not None else 0, seen=g.seen)
-    data: dict[str, Any] = {
+    data: FindingData = {
         "guard": g.text,
         "guard_kind": g.kind,
         "variable": g.var,

@@ -14,8 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.locate import clean_function_name
 from ..findings import Frame
-from ..locate import clean_function_name
 
 _RESERVED = {
     "rank",

@@ -20,7 +20,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..locate import Workspace, definition_line
+from ..engine.locate import Workspace, definition_line
+from ..findings import TargetId
 
 EXAMPLE_RE = re.compile(r"^compile_example(_\w+)?$")
 
@@ -50,15 +51,6 @@ class Unit:
     path: str
     line: int
     attr: str  # attribute in the module: the example function or the class
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "path": self.path,
-            "line": self.line,
-            "attr": self.attr,
-        }
 
 
 def module_name_for(path: Path, ws: Workspace) -> str:
@@ -205,7 +197,7 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
         groups.setdefault(id(fn), (fn, []))[1].append(call)
     targets = []
     for i, (fn, calls) in enumerate(groups.values()):
-        name = unit.name if len(groups) == 1 else f"{unit.name}[{i}]"
+        name = TargetId("", unit.name, None if len(groups) == 1 else i).short
         path, line = _target_location(fn)
         targets.append(
             Target(

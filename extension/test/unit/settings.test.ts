@@ -72,14 +72,12 @@ describe('validateSettings', () => {
       timeout: 30.5,
       memoryLimitMb: 4096,
       excludes: ['data'],
-      traceLevel: 'verbose',
     });
     assert.deepEqual(problems, []);
     assert.deepEqual(settings.devices, ['cpu', 'cuda:1']);
     assert.equal(settings.checks.length, 4);
     assert.equal(settings.dynamic, false);
     assert.equal(settings.rtol, 0);
-    assert.equal(settings.traceLevel, 'verbose');
   });
 });
 
@@ -123,7 +121,6 @@ describe('package.json settings', () => {
       timingThreads: 'timing_threads',
       guessTargets: 'guess_targets',
       keepDiagnosticsOnClose: 'keep_diagnostics_on_close',
-      traceLevel: 'trace_level',
       workerCount: 'workers',
     };
     const code = 'import json; from dynamo_lens.config import Config; print(json.dumps(Config().to_dict()))';

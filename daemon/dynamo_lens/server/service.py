@@ -6,23 +6,24 @@ The LSP edge (``lsp/server.py``) calls ``open``/``save``/``change``/``close`` an
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..config import ALL_CHECKS, Config
+from ..engine.analysis import Engine
+from ..engine.cancel import CancelToken
+from ..engine.source import content_hash, decode_source, iter_python_files, syntax_error
+from ..findings import FileResult, Finding, TargetId, TargetReport
+from ..static import Reconciler, analyze_source, reachable_functions
+from . import fixes
 from .cache import ResultCache
-from .config import ALL_CHECKS, Config
-from .engine import Engine, FileResult, content_hash, iter_python_files
-from .findings import Finding, TargetReport, dedupe
+from .documents import DocState, merge_results, shift_findings
 from .scheduler import Job, Scheduler
-from .static import Reconciler, analyze_source, reachable_functions
-from .workerpool import CancelToken
 
 # How long a request waits for a newer one for the same file. Opens come one at a time; the
 # saves of a burst (save all, a formatter) arrive within milliseconds; disk events are already
@@ -34,29 +35,6 @@ StatusFn = Callable[[dict[str, Any]], None]
 LogFn = Callable[[str], None]
 
 
-@dataclass
-class DocState:
-    path: str
-    version: int | None = None
-    text: str | None = None  # what the editor holds now
-    analysed_text: str | None = None  # the text the current result came from
-    result: FileResult | None = None
-    saved_hash: str | None = None  # bytes on disk when the editor last saved
-    findings: list[Finding] = field(default_factory=list)  # shifted to the current text
-    # Findings placed in this file by other files' results (a helper that breaks), by source.
-    overlay: dict[str, list[Finding]] = field(default_factory=dict)
-    # Static hints for the current text that no dynamic run has confirmed or refuted.
-    hints: list[Finding] = field(default_factory=list)
-
-    def visible(self) -> list[Finding]:
-        out = list(self.findings)
-        for fs in self.overlay.values():
-            out += fs
-        taken = {(f.path, f.line) for f in out}
-        out += [h for h in self.hints if (h.path, h.line) not in taken]
-        return dedupe(out)
-
-
 def _torch_version() -> str:
     import importlib.metadata  # only here: it costs start-up time
 
@@ -64,50 +42,6 @@ def _torch_version() -> str:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "none"
-
-
-def shift_findings(findings: list[Finding], old: str, new: str, path: str) -> list[Finding]:
-    """Move findings of ``path`` to where their lines went in an edit; drop deleted lines;
-    mark edited lines stale."""
-    a, b = old.splitlines(), new.splitlines()
-    mapping: dict[int, tuple[int, bool]] = {}
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            for k in range(i2 - i1):
-                mapping[i1 + k + 1] = (j1 + k + 1, False)
-        elif tag == "replace" and i2 - i1 == j2 - j1:
-            for k in range(i2 - i1):
-                mapping[i1 + k + 1] = (j1 + k + 1, True)
-    out = []
-    for f in findings:
-        if f.path != path:
-            out.append(f)
-            continue
-        moved = mapping.get(f.line)
-        if moved is None:
-            continue
-        line, edited = moved
-        data = dict(f.data, stale=True) if edited else f.data
-        out.append(replace(f, line=line, end_line=line + (f.end_line - f.line), data=data))
-    return out
-
-
-def merge_results(first: FileResult, second: FileResult) -> FileResult:
-    """Fold a later run's extra checks (timings, equivalence) into the first run's reports."""
-    by_name = {r.target: r for r in second.reports}
-    reports = []
-    for r in first.reports:
-        extra = by_name.get(r.target)
-        if extra is not None:
-            r = replace(
-                r,
-                findings=dedupe(r.findings + extra.findings),
-                timings=r.timings + extra.timings,
-                equivalence=r.equivalence + extra.equivalence,
-                checks=list(dict.fromkeys(r.checks + extra.checks)),
-            )
-        reports.append(r)
-    return replace(first, reports=reports, findings=dedupe(first.findings + second.findings))
 
 
 class AnalysisService:
@@ -250,11 +184,10 @@ class AnalysisService:
                 return
         hints = self.reconciler.visible(doc.path, text, analyze_source(text, doc.path))
         if not self.trusted:
-            for h in hints:
-                h.message += " (dynamic analysis needs a trusted workspace)"
+            hints = [replace(h, note="dynamic analysis needs a trusted workspace") for h in hints]
         elif self.torch_version == "none":
-            for h in hints:
-                h.message += " (dynamic analysis needs torch in this interpreter)"
+            note = "dynamic analysis needs torch in this interpreter"
+            hints = [replace(h, note=note) for h in hints]
         doc.hints = hints
 
     def _static_later(self, doc: DocState, delay: float = 0.15) -> None:
@@ -345,8 +278,6 @@ class AnalysisService:
 
     def _publish_static_only(self, doc: DocState) -> None:
         # No user code in Restricted Mode; static checks (bytes, syntax) still apply.
-        from .engine import decode_source, syntax_error
-
         data = (doc.text or "").encode() if doc.text is not None else Path(doc.path).read_bytes()
         text, bad = decode_source(doc.path, data)
         if bad is None and text is not None:
@@ -461,7 +392,7 @@ class AnalysisService:
         if doc is None or doc.result is None:
             return False
         current = doc.text.encode() if doc.text is not None else Path(path).read_bytes()
-        return hashlib.sha256(current).hexdigest() != doc.result.content_hash
+        return content_hash(current) != doc.result.content_hash
 
     def check_now(self, path: str) -> FileResult | None:
         if not self.trusted or self.engine is None:
@@ -480,6 +411,76 @@ class AnalysisService:
     def workspace_files(self) -> list[Path]:
         return list(iter_python_files([self.root], self.config.excludes))
 
+    def check_workspace(self) -> tuple[int, int]:
+        """Every workspace file now: (files that ran, findings)."""
+        files = findings = 0
+        for p in self.workspace_files():
+            res = self.check_now(str(p))
+            if res is not None and res.ran:
+                files += 1
+                findings += len(res.all_findings())
+        return files, findings
+
+    def targets(self, paths: list[str]) -> list[TargetReport]:
+        """The targets of ``paths`` (default: the open files), analysing those not yet seen."""
+        out: list[TargetReport] = []
+        for p in paths or list(self.docs):
+            if p not in self.docs or self.docs[p].result is None:
+                self.check_now(p)
+            out += self.reports_for(p)
+        return out
+
+    def _report_of(self, target: str | None) -> tuple[str, TargetReport] | None:
+        """(the file whose results hold it, the report) for a target name, in any file."""
+        with self._lock:
+            for doc in self.docs.values():
+                for r in doc.result.reports if doc.result else []:
+                    if r.target == target:
+                        return doc.path, r
+        return None
+
+    def hover(self, path: str, line: int) -> tuple[list[Finding], TargetReport | None]:
+        """The findings on ``line`` and the report to summarise there: the target defined on
+        that line, else the target of the first finding (which may live in another file)."""
+        doc = self.docs.get(path)
+        flagged = [f for f in (doc.visible() if doc else []) if f.line <= line <= f.end_line]
+        reports = self.reports_for(path)
+        report = next((r for r in reports if r.line == line), None)
+        if report is None and flagged:
+            found = self._report_of(flagged[0].target)
+            report = found[1] if found else None
+        return flagged, report
+
+    def mark_dynamic_fix(
+        self, target: str | None, variable: str, dim: int, buffers: dict[str, str]
+    ) -> tuple[str, fixes.Edit] | None:
+        """The edit that marks ``variable``'s ``dim`` dynamic where the example builds the call
+        (the call site the analysis ran). ``buffers``: editor text by path, else the disk's."""
+        found = self._report_of(target)
+        if found is None:
+            return None
+        example_file, r = found
+        text = buffers.get(example_file)
+        if text is None:
+            try:
+                text = Path(example_file).read_text()
+            except OSError:
+                return None
+        params = [s.split(":", 1)[0] for s in r.input_shapes]
+        idx = params.index(variable) if variable in params else 0
+        edit = fixes.mark_dynamic(text, idx, dim, TargetId.parse(r.target).unit)
+        return (example_file, edit) if edit is not None else None
+
+    def environment_summary(self) -> dict[str, Any]:
+        env = self.engine.environment() if self.engine is not None else {}
+        return {
+            "torch": env.get("torch"),
+            "devices": env.get("devices", []),
+            "python": env.get("python"),
+            "backend": self.config.backend,
+            "trusted": self.trusted,
+        }
+
     def benchmark(
         self,
         path: str,
@@ -493,7 +494,7 @@ class AnalysisService:
     ) -> TargetReport | None:
         if not self.trusted or self.engine is None:
             raise PermissionError("benchmarks run user code: trust the workspace first")
-        short = target.split("::", 1)[1] if "::" in target else target
+        short = TargetId.parse(target).short
         res = self.engine.analyze_file(
             Path(path),
             ["timings"],

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .findings import Frame
+from ..findings import Frame
 
 _RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+?)_at_\d+$")
 _LIBRARY_PARTS = ("site-packages", "dist-packages", f"{os.sep}lib{os.sep}python")

@@ -10,7 +10,7 @@ import re
 import traceback
 from collections.abc import Sequence
 
-from .findings import Finding, Frame, Kind, Severity
+from ..findings import Finding, Frame, Kind, Severity
 from .locate import Workspace, expression_span, frame_at, source_line
 
 _FAULT_FRAME_RE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+) in (?P<name>\S+)')
@@ -28,7 +28,6 @@ def error_at(
     device: str | None = None,
     column: int | None = None,
     end_column: int | None = None,
-    data: dict[str, object] | None = None,
 ) -> Finding:
     line = max(line, 1)
     span = expression_span(path, line)
@@ -51,7 +50,6 @@ def error_at(
         stack=list(stack),
         target=target,
         device=device,
-        data=dict(data or {}),
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import dynamo_lens
 
+from .cancel import CancelToken
 from .protocol import Channel, ChannelClosed
 
 LogFn = Callable[[str], None]
@@ -31,31 +32,6 @@ ProgressFn = Callable[[dict[str, Any]], None]
 _PKG_PARENT = str(Path(dynamo_lens.__file__).resolve().parent.parent)
 _POLL = 0.05
 _CANCEL_GRACE = 3.0
-
-
-class CancelToken:
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._callbacks: list[Callable[[], None]] = []
-        self._lock = threading.Lock()
-
-    def cancel(self) -> None:
-        with self._lock:
-            self._event.set()
-            callbacks = list(self._callbacks)
-        for cb in callbacks:
-            cb()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    def on_cancel(self, cb: Callable[[], None]) -> None:
-        with self._lock:
-            self._callbacks.append(cb)
-            fire = self._event.is_set()
-        if fire:
-            cb()
 
 
 class JobCancelled(Exception):
@@ -138,7 +114,6 @@ class Worker:
         os.close(fd)
         self._ready = threading.Event()
         self._start_error: WorkerDied | None = None
-        self.started_at = 0.0
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -154,7 +129,6 @@ class Worker:
         env["DYNAMO_LENS_FDS"] = f"{c_r},{c_w}"
         env["DYNAMO_LENS_CRASH_FILE"] = self._crash_path
         env["PYTHONUNBUFFERED"] = "1"
-        self.started_at = time.monotonic()
         self.proc = subprocess.Popen(
             [self.python, "-m", "dynamo_lens.worker"],
             cwd=str(self.cwd),
@@ -234,7 +208,8 @@ class Worker:
             try:
                 self._chan.send({"op": "shutdown"})
                 assert self.proc is not None
-                self.proc.wait(timeout=5)
+                # Brief: the daemon's exit must finish within a second; SIGKILL follows.
+                self.proc.wait(timeout=0.5)
             except (ChannelClosed, subprocess.TimeoutExpired):
                 pass
         self.kill()

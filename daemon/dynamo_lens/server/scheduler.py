@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .workerpool import CancelToken
+from ..engine.cancel import CancelToken
 
 
 @dataclass

@@ -88,7 +88,8 @@ async def test_a_burst_of_saves_ends_in_one_analysis_of_the_last_version(
 @pytest.mark.asyncio
 async def test_malformed_requests_get_lsp_errors(client: LanguageClient) -> None:
     for args in ([{"uri": 5}], ["not a dict"], []):
-        with pytest.raises(Exception, match="benchmark takes"):
+        # Typed arguments: pygls answers what does not structure with InvalidParams.
+        with pytest.raises(Exception, match=r"(?i)invalid params|expected 1 arguments"):
             await client.workspace_execute_command_async(
                 types.ExecuteCommandParams(command="dynamoLens.server.benchmark", arguments=args)
             )

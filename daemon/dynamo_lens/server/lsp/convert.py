@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from urllib.parse import unquote, urlparse
+import os
 
 from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
 
-from ..findings import Finding, Kind, Severity, TargetReport
+from ...findings import Finding, Kind, Severity, TargetReport
 
 SOURCE = "dynamo-lens"
 _SEVERITY = {
@@ -18,12 +18,14 @@ _SEVERITY = {
 }
 
 
-def uri_to_path(uri: str) -> str:
-    return str(Path(unquote(urlparse(uri).path)).resolve())
+def uri_to_path(uri: str) -> str | None:
+    """The real path of a ``file:`` URI; None for others (untitled buffers, notebook cells)."""
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return os.path.realpath(path) if path else None
 
 
 def path_to_uri(path: str) -> str:
-    return Path(path).resolve().as_uri()
+    return from_fs_path(os.path.realpath(path)) or path
 
 
 def lsp_range(line: int, col: int, end_line: int, end_col: int) -> types.Range:
@@ -51,7 +53,7 @@ def diagnostic(f: Finding) -> types.Diagnostic:
         for fr in f.stack[:-1]
     ]
     stale = " (stale: edited since analysed)" if f.data.get("stale") else ""
-    message = f.message + stale
+    message = f.text + stale
     if f.explanation and f.kind in (Kind.GRAPH_BREAK, Kind.MISMATCH, Kind.ERROR):
         message += f"\n{f.explanation}"
     if f.hints:

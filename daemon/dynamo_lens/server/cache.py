@@ -16,16 +16,10 @@ from typing import Any
 
 import msgpack
 
-from .engine import FileResult
+from ..engine.source import file_hash
+from ..findings import FileResult, from_wire, to_wire
 
 FORMAT = 1
-
-
-def file_hash(path: str) -> str | None:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 class ResultCache:
@@ -58,7 +52,7 @@ class ResultCache:
             for dep, digest in entry["imports"].items():
                 if file_hash(dep) != digest:
                     return None
-            return FileResult.from_dict(entry["result"])
+            return from_wire(entry["result"], FileResult)
         except Exception:
             # Corrupt or from another version: drop it; the next analysis rewrites it.
             try:
@@ -69,7 +63,7 @@ class ResultCache:
 
     def put(self, key: str, result: FileResult) -> None:
         imports = {d: h for d in result.imports if d != result.path and (h := file_hash(d))}
-        entry = {"format": FORMAT, "imports": imports, "result": result.to_dict()}
+        entry = {"format": FORMAT, "imports": imports, "result": to_wire(result)}
         p = self._path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")

@@ -8,12 +8,24 @@ import os
 import threading
 from pathlib import Path
 
+import msgpack
 import pytest
 from dynamo_lens.config import Config, apply, load
-from dynamo_lens.engine import FileResult, decode_source, syntax_error
-from dynamo_lens.findings import Finding, Frame, Kind, Severity, TargetReport, dedupe
-from dynamo_lens.locate import Workspace, expression_span, parameter_span
-from dynamo_lens.protocol import Channel, ChannelClosed
+from dynamo_lens.engine.locate import Workspace, expression_span, parameter_span
+from dynamo_lens.engine.protocol import Channel, ChannelClosed
+from dynamo_lens.engine.source import decode_source, syntax_error
+from dynamo_lens.findings import (
+    FileResult,
+    Finding,
+    Frame,
+    Kind,
+    Severity,
+    TargetId,
+    TargetReport,
+    dedupe,
+    from_wire,
+    to_wire,
+)
 from dynamo_lens.report import jsonout, sarif, text
 
 
@@ -109,55 +121,6 @@ def test_syntax_error_range() -> None:
     assert f is not None and f.line == 1 and f.kind == Kind.ERROR
 
 
-def test_recompile_reason_parsing(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
-    from dynamo_lens.worker.recompiles import classify, parse_recompile
-
-    m = tmp_path / "m2.py"
-    m.write_text("def fb(x, n):\n    x = x\n    for i in range(n):\n        x = x + i\n")
-    ws = Workspace(tmp_path)
-    metrics = {"co_filename": str(m), "co_firstlineno": 1, "co_name": "fb"}
-    rc = parse_recompile(
-        f"0/1: n == 2  # for i in range(n):  # {str(m)[-12:]}:3 in fb (_dynamo/x.py:1 in y)",
-        metrics,
-        [str(m)],
-        ws,
-    )
-    assert (rc.guard.kind, rc.guard.var, rc.line, rc.located) == ("value", "n", 3, True)
-    rc = parse_recompile(
-        "0/0: tensor 'x' size mismatch at index 0. expected 8, actual 9", metrics, [], ws
-    )
-    assert (rc.guard.kind, rc.guard.dim, rc.guard.seen, rc.located) == ("size", 0, "9", False)
-    assert classify("tensor 'x' dtype mismatch. expected Float, actual Double").kind == "dtype"
-    assert classify("mask is None").kind == "none"
-    assert classify("len(xs) == 2").kind == "len"
-    assert classify("L['self'].max_seq == 16").kind == "attr"
-    assert classify("2 <= x.size()[0] <= 8").kind == "size-range"
-
-
-def test_graph_break_message_parsing() -> None:
-    pytest.importorskip("torch")
-    from dynamo_lens.worker.breaks import parse_reason
-
-    text = (
-        "Encountered graph break when attempting to trace CALL: a function call:\n\n"
-        "Unsupported Tensor.item() call with capture_scalar_outputs=False\n"
-        "  Explanation: Dynamo does not support tracing `Tensor.item()`.\n"
-        "  Hint: Set `torch._dynamo.config.capture_scalar_outputs = True`\n"
-        "    to include these operations.\n\n"
-        "  Developer debug context: call_method TensorVariable() item () {}\n\n"
-        " For more details about this graph break, please visit: "
-        "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html"
-    )
-    p = parse_reason(text)
-    assert p.gb_type == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
-    assert p.gb_id == "GB0124"
-    assert p.explanation.startswith("Dynamo does not support")
-    assert p.hints == [
-        "Set `torch._dynamo.config.capture_scalar_outputs = True` to include these operations."
-    ]
-
-
 def _finding(**kw: object) -> Finding:
     base: dict[str, object] = dict(
         kind=Kind.GRAPH_BREAK,
@@ -179,11 +142,26 @@ def _finding(**kw: object) -> Finding:
 
 def test_finding_round_trip_and_dedupe() -> None:
     f = _finding()
-    assert Finding.from_dict(json.loads(json.dumps(f.to_dict()))) == f
+    assert from_wire(json.loads(json.dumps(to_wire(f))), Finding) == f
     info = _finding(severity=Severity.INFORMATION)
     assert dedupe([info, f]) == [f]
     rep = TargetReport("t", "/w/m.py", 1, "example", findings=[f])
-    assert TargetReport.from_dict(rep.to_dict()) == rep
+    assert from_wire(to_wire(rep), TargetReport) == rep
+    res = FileResult("/w/m.py", "h", reports=[rep], findings=[f])
+    assert from_wire(msgpack.unpackb(msgpack.packb(to_wire(res))), FileResult) == res
+
+
+def test_target_ids_parse_and_print() -> None:
+    t = TargetId.parse("models/cnn.py::compile_example[2]")
+    assert (t.file, t.unit, t.variant, t.short) == (
+        "models/cnn.py",
+        "compile_example",
+        2,
+        "compile_example[2]",
+    )
+    assert str(t) == "models/cnn.py::compile_example[2]"
+    assert TargetId.parse("compile_example") == TargetId("", "compile_example", None)
+    assert str(TargetId("m.py", "guess:Net")) == "m.py::guess:Net"
 
 
 def test_reports_render_every_format() -> None:
@@ -225,7 +203,7 @@ def test_reports_render_every_format() -> None:
 
 
 def test_mark_dynamic_fix_simple_and_variants() -> None:
-    from dynamo_lens import fixes
+    from dynamo_lens.server import fixes
 
     simple = "def compile_example():\n    x = torch.randn(4, 8)\n    return model, (x,)\n"
     e = fixes.mark_dynamic(simple, 0, 0)
@@ -247,7 +225,7 @@ def test_mark_dynamic_fix_simple_and_variants() -> None:
 
 
 def test_add_compile_example_skeleton() -> None:
-    from dynamo_lens import fixes
+    from dynamo_lens.server import fixes
 
     src = "class Net(nn.Module):\n    def __init__(self):\n        self.fc = nn.Linear(16, 4)\n"
     assert fixes.module_classes_without_example(src) == [("Net", 1)]
@@ -257,7 +235,7 @@ def test_add_compile_example_skeleton() -> None:
 
 
 def test_edits_move_findings_and_mark_edited_lines_stale() -> None:
-    from dynamo_lens.service import shift_findings
+    from dynamo_lens.server.service import shift_findings
 
     old = "a\nb\nc\nd\n"
     new = "new\na\nb\nC\nd\n"  # a line inserted above, line c edited
@@ -273,7 +251,7 @@ def test_edits_move_findings_and_mark_edited_lines_stale() -> None:
 
 
 def test_bundled_libraries_go_after_the_users_site_packages(tmp_path: Path) -> None:
-    from dynamo_lens import workerpool
+    from dynamo_lens.engine import pool as workerpool
 
     bundle = os.path.dirname(workerpool._PKG_PARENT)
     libs = os.path.join(bundle, "libs")

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from conftest import FIXTURES
 from dynamo_lens.config import load
-from dynamo_lens.engine import Engine
-from dynamo_lens.workerpool import CancelToken
+from dynamo_lens.engine.analysis import Engine
+from dynamo_lens.engine.cancel import CancelToken
 
 ROOT = FIXTURES / "engine"
 

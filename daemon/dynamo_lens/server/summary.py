@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from .findings import DeviceTiming, Kind, Severity, TargetReport
+from ..findings import DeviceTiming, Kind, Severity, TargetReport
 
 
 def _ms(seconds: float) -> str:
@@ -90,3 +90,18 @@ def hover_markdown(report: TargetReport, *, stale: bool) -> str:
     if report.guess:
         parts += ["", "_Zero-config guess: inputs inferred from the first layer, not declared._"]
     return "\n".join(parts)
+
+
+def benchmark_result(report: TargetReport, uri: str) -> dict[str, Any]:
+    """The ``benchmark`` command's answer (docs/lsp-contract.md): rows, table, environment."""
+    rows = timing_rows(report)
+    env = report.environment
+    return {
+        "target": report.target,
+        "uri": uri,
+        "environment": {k: env.get(k) for k in ("torch", "python", "backend", "mode", "dynamic")},
+        "input_shapes": report.input_shapes,
+        "small_inputs": any(r["small_inputs"] for r in rows),
+        "rows": rows,
+        "markdown": timing_table(report),
+    }

@@ -8,30 +8,20 @@ runs in a replacement worker.
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import io
 import os
 import re
 import time
-import tokenize
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import ALL_CHECKS, Config
+from ..config import ALL_CHECKS, Config
+from ..findings import FileResult, Finding, TargetId, TargetReport, from_wire
+from .cancel import CancelToken
 from .errors import error_at, error_from_death
-from .findings import Finding, TargetReport
 from .locate import Workspace
-from .workerpool import (
-    CancelToken,
-    JobCancelled,
-    JobFailed,
-    WorkerDied,
-    WorkerPool,
-    default_python,
-)
+from .pool import JobCancelled, JobFailed, WorkerDied, WorkerPool, default_python
+from .source import content_hash, decode_source, syntax_error
 
 LogFn = Callable[[str], None]
 ProgressFn = Callable[[dict[str, Any]], None]
@@ -49,117 +39,11 @@ _DEATH_HINTS = {
 }
 
 
-@dataclass
-class FileResult:
-    path: str
-    content_hash: str
-    reports: list[TargetReport] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)  # file-level: syntax, import errors
-    imports: list[str] = field(default_factory=list)
-    cancelled: bool = False
-    ran: bool = False  # whether any user code ran
-    duration: float = 0.0
-
-    def all_findings(self) -> list[Finding]:
-        out = list(self.findings)
-        for r in self.reports:
-            out.extend(r.findings)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "content_hash": self.content_hash,
-            "reports": [r.to_dict() for r in self.reports],
-            "findings": [f.to_dict() for f in self.findings],
-            "imports": list(self.imports),
-            "cancelled": self.cancelled,
-            "ran": self.ran,
-            "duration": self.duration,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FileResult:
-        return cls(
-            path=d["path"],
-            content_hash=d.get("content_hash", ""),
-            reports=[TargetReport.from_dict(r) for r in d.get("reports", [])],
-            findings=[Finding.from_dict(f) for f in d.get("findings", [])],
-            imports=list(d.get("imports", [])),
-            cancelled=bool(d.get("cancelled", False)),
-            ran=bool(d.get("ran", False)),
-            duration=float(d.get("duration", 0.0)),
-        )
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def decode_source(path: str, data: bytes) -> tuple[str | None, Finding | None]:
-    """Text of a Python file per PEP 263, or an error finding on the first bad byte."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        return None, error_at(path, 1, f"Cannot read this file: {exc}")
-    try:
-        return data.decode(encoding), None
-    except (UnicodeDecodeError, LookupError) as exc:
-        start = getattr(exc, "start", 0)
-        line = data[:start].count(b"\n") + 1
-        col = start - (data.rfind(b"\n", 0, start) + 1) + 1
-        bad = data[start : start + 1].hex()
-        return None, error_at(
-            path,
-            line,
-            f"This file is not valid {encoding}: byte 0x{bad} at line {line}, column {col}",
-            explanation="Python reads source files as UTF-8 unless a coding declaration "
-            "(`# -*- coding: latin-1 -*-`) says otherwise; no code from this file was run.",
-            hints=["Re-save the file as UTF-8, or add a coding declaration on line 1 or 2."],
-            column=col,
-            end_column=col + 1,
-        )
-
-
-def syntax_error(path: str, text: str) -> Finding | None:
-    try:
-        ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        line = exc.lineno or 1
-        col = exc.offset or 1
-        end_col = getattr(exc, "end_offset", None)
-        end_line = getattr(exc, "end_lineno", None) or line
-        return error_at(
-            path,
-            line,
-            f"SyntaxError: {exc.msg}",
-            explanation="The file does not parse, so nothing in it was analysed.",
-            column=col,
-            end_column=end_col if end_col and end_line == line and end_col > col else col + 1,
-        )
-    except ValueError as exc:  # e.g. null bytes
-        return error_at(path, 1, f"Cannot parse this file: {exc}")
-    return None
-
-
 def might_have_targets(data: bytes, config_targets: Sequence[str], guess: bool) -> bool:
     """Cheap filter so files with nothing to compile never start user code."""
     if config_targets or _EXAMPLE_DEF.search(data):
         return True
     return guess and b"Module" in data and bool(_CLASS_DEF.search(data))
-
-
-def iter_python_files(paths: Iterable[Path], excludes: Sequence[str]) -> Iterator[Path]:
-    ex = set(excludes)
-    for p in paths:
-        if p.is_file():
-            yield p.resolve()
-            continue
-        for dirpath, dirnames, filenames in os.walk(p):
-            dirnames[:] = sorted(d for d in dirnames if d not in ex and not d.startswith("."))
-            for name in sorted(filenames):
-                if name.endswith(".py"):
-                    yield Path(dirpath, name).resolve()
 
 
 class Engine:
@@ -245,7 +129,7 @@ class Engine:
             result.duration = time.monotonic() - t0
             return result
         if "static" in requested and text is not None:
-            from .static import analyze_source  # pure AST: no torch, no user code
+            from ..static import analyze_source  # pure AST: no torch, no user code
 
             result.findings += analyze_source(text, str(path))
         config_targets = self._config_targets(path)
@@ -268,15 +152,12 @@ class Engine:
         if isinstance(found, Finding):
             result.findings.append(found)
             return result
-        result.findings += [Finding.from_dict(f) for f in found.get("findings", [])]
+        result.findings += from_wire(found.get("findings", []), list[Finding])
         result.imports = list(found.get("imports", []))
         units = found.get("units", [])
-        if only_target is not None:
-            units = [
-                u
-                for u in units
-                if only_target in (u["name"], u["attr"]) or only_target.startswith(u["name"] + "[")
-            ]
+        want = TargetId.parse(only_target) if only_target is not None else None
+        if want is not None:
+            units = [u for u in units if want.unit in (u["name"], u["attr"])]
         for unit in units:
             if cancel is not None and cancel.cancelled:
                 result.cancelled = True
@@ -304,13 +185,13 @@ class Engine:
             if isinstance(out, Finding):
                 result.findings.append(out)
                 continue
-            reports = [TargetReport.from_dict(r) for r in out.get("reports", [])]
-            if only_target is not None and "[" in only_target:
-                reports = [r for r in reports if r.target.endswith("::" + only_target)]
+            reports = from_wire(out.get("reports", []), list[TargetReport])
+            if want is not None and want.variant is not None:
+                reports = [r for r in reports if TargetId.parse(r.target).short == want.short]
             for r in reports:
                 r.content_hash = result.content_hash
             result.reports += reports
-            result.findings += [Finding.from_dict(f) for f in out.get("findings", [])]
+            result.findings += from_wire(out.get("findings", []), list[Finding])
         result.duration = time.monotonic() - t0
         return result
 
@@ -319,7 +200,7 @@ class Engine:
             rel = Path(unit["path"]).resolve().relative_to(self.root).as_posix()
         except ValueError:
             rel = unit["path"]
-        return f"{rel}::{unit['name']}"
+        return str(TargetId(rel, unit["name"]))
 
     def _job(
         self,

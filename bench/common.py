@@ -1,0 +1,184 @@
+"""What the benchmarks share: the floor they compare against, and paired-ratio statistics.
+
+The floor is what torch alone costs for the same work: a warm process that imports a file
+fresh, calls its ``compile_example*`` and runs ``torch._dynamo.explain`` on each target. Every
+"× of the floor" figure in ``bench/`` divides by it, measured side by side in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+FLOOR_SRC = r'''
+import importlib.util, os, re, sys, time
+import torch
+from torch import nn
+
+_EXAMPLE = re.compile(r"^compile_example(_\w+)?$")
+
+
+def _purge(root):
+    # A string prefix is enough here: root and every path we import from are real paths.
+    root = os.path.realpath(root) + os.sep
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if f and f.startswith(root):
+            del sys.modules[name]
+
+
+def _import_fresh(root, path):
+    _purge(root)
+    for p in (os.path.dirname(path), root):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    rel = os.path.relpath(path, root)[: -len(".py")]
+    name = ".".join(rel.split(os.sep))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _guess(mod):
+    """The engine's zero-config guess, for argument-free modules whose first layer is Linear."""
+    out = []
+    for obj in list(vars(mod).values()):
+        if isinstance(obj, type) and issubclass(obj, nn.Module) and obj.__module__ == mod.__name__:
+            try:
+                model = obj()
+            except TypeError:
+                continue
+            leaf = next((m for m in model.modules() if m is not model and not list(m.children())), None)
+            if isinstance(leaf, nn.Linear):
+                out.append((model, (torch.randn(2, leaf.in_features),), {}))
+    return out
+
+
+def _targets(mod):
+    """Distinct callables of each compile_example*, each with its first call (as the engine)."""
+    examples = [v for k, v in vars(mod).items()
+                if _EXAMPLE.match(k) and callable(v) and getattr(v, "__module__", None) == mod.__name__]
+    if not examples:
+        return _guess(mod)
+    out = []
+    for ex in examples:
+        res = ex()
+        seen = set()
+        for item in res if isinstance(res, list) else [res]:
+            fn, args = item[0], item[1]
+            kwargs = item[2] if len(item) == 3 else {}
+            if isinstance(args, torch.Tensor) or not isinstance(args, (tuple, list)):
+                args = (args,)
+            if id(fn) not in seen:
+                seen.add(id(fn))
+                out.append((fn, tuple(args), dict(kwargs)))
+    return out
+
+
+def run_file(root, path, capture=None):
+    t0 = time.perf_counter()
+    mod = _import_fresh(root, path)
+    t1 = time.perf_counter()
+    targets = _targets(mod)
+    t2 = time.perf_counter()
+    graphs = breaks = 0
+    for fn, args, kwargs in targets:
+        torch._dynamo.reset()
+        if capture is None:
+            out = torch._dynamo.explain(fn)(*args, **kwargs)
+        else:
+            with capture():
+                out = torch._dynamo.explain(fn)(*args, **kwargs)
+        graphs += out.graph_count
+        breaks += out.graph_break_count
+    t3 = time.perf_counter()
+    return {"total": t3 - t0, "import": t1 - t0, "examples": t2 - t1, "explain": t3 - t2,
+            "targets": len(targets), "graphs": graphs, "breaks": breaks}
+'''
+
+
+_FLOOR_SERVER = (
+    FLOOR_SRC
+    + r"""
+import json
+proto = os.fdopen(os.dup(1), "w", buffering=1)
+os.dup2(2, 1)  # the model's prints go to stderr, never into the answers
+sys.stdout = sys.stderr
+for line in sys.stdin:
+    req = json.loads(line)
+    proto.write(json.dumps(run_file(req["root"], req["path"])) + "\n")
+"""
+)
+
+
+class Floor:
+    """A warm floor process: ``run(root, path)`` times one file, as the daemon would see it."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _FLOOR_SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=str(cwd),
+        )
+
+    def run(self, root: Path, path: Path) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps({"root": str(root), "path": str(path)}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the floor process died")
+        return dict(json.loads(line))
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def machine() -> str:
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"nproc={os.cpu_count()}, load average {load}"
+
+
+# ------------------------------------------------------------------------------------ stats
+def q(xs: list[float]) -> tuple[float, float, float]:
+    """(q1, median, q3), inclusive quartiles."""
+    if len(xs) == 1:
+        return xs[0], xs[0], xs[0]
+    q1, med, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+    return q1, med, q3
+
+
+def fmt_ms(xs: list[float]) -> str:
+    q1, med, q3 = q(xs)
+    return f"{med * 1e3:.0f} ({q1 * 1e3:.0f}–{q3 * 1e3:.0f})"
+
+
+def ratio_cell(num: list[float], den: list[float]) -> str:
+    """Median [IQR] of the paired per-round ratios: both variants of a pair ran back to back,
+    so the machine's load drifting between rounds cancels out of each ratio."""
+    return f"{paired_ratio(num, den):.2f}× [{'–'.join(f'{x:.2f}' for x in q_ratio(num, den)[::2])}]"
+
+
+def q_ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
+    return q([a / b for a, b in zip(num, den, strict=True)])
+
+
+def paired_ratio(num: list[float], den: list[float]) -> float:
+    return q_ratio(num, den)[1]
+
+
+def diff_cell(a: list[float], b: list[float]) -> tuple[float, str]:
+    q1, med, q3 = q([x - y for x, y in zip(a, b, strict=True)])
+    return med, f"{med * 1e3:+.0f} [{q1 * 1e3:+.0f} … {q3 * 1e3:+.0f}]"

@@ -1,1 +1,0 @@
-"""The LSP edge of the daemon: pygls server and lsprotocol conversions."""

@@ -1,0 +1,76 @@
+"""What the daemon knows of one file: editor text, versions, results, and findings moved with
+edits. Plain data and pure functions; no LSP, no threads."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, replace
+
+from ..findings import FileResult, Finding, FindingData, dedupe
+
+
+@dataclass
+class DocState:
+    path: str
+    version: int | None = None
+    text: str | None = None  # what the editor holds now
+    analysed_text: str | None = None  # the text the current result came from
+    result: FileResult | None = None
+    saved_hash: str | None = None  # bytes on disk when the editor last saved
+    findings: list[Finding] = field(default_factory=list)  # shifted to the current text
+    # Findings placed in this file by other files' results (a helper that breaks), by source.
+    overlay: dict[str, list[Finding]] = field(default_factory=dict)
+    # Static hints for the current text that no dynamic run has confirmed or refuted.
+    hints: list[Finding] = field(default_factory=list)
+
+    def visible(self) -> list[Finding]:
+        out = list(self.findings)
+        for fs in self.overlay.values():
+            out += fs
+        taken = {(f.path, f.line) for f in out}
+        out += [h for h in self.hints if (h.path, h.line) not in taken]
+        return dedupe(out)
+
+
+def shift_findings(findings: list[Finding], old: str, new: str, path: str) -> list[Finding]:
+    """Move findings of ``path`` to where their lines went in an edit; drop deleted lines;
+    mark edited lines stale."""
+    a, b = old.splitlines(), new.splitlines()
+    mapping: dict[int, tuple[int, bool]] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                mapping[i1 + k + 1] = (j1 + k + 1, False)
+        elif tag == "replace" and i2 - i1 == j2 - j1:
+            for k in range(i2 - i1):
+                mapping[i1 + k + 1] = (j1 + k + 1, True)
+    out = []
+    for f in findings:
+        if f.path != path:
+            out.append(f)
+            continue
+        moved = mapping.get(f.line)
+        if moved is None:
+            continue
+        line, edited = moved
+        data = FindingData(**f.data, stale=True) if edited else f.data
+        out.append(replace(f, line=line, end_line=line + (f.end_line - f.line), data=data))
+    return out
+
+
+def merge_results(first: FileResult, second: FileResult) -> FileResult:
+    """Fold a later run's extra checks (timings, equivalence) into the first run's reports."""
+    by_name = {r.target: r for r in second.reports}
+    reports = []
+    for r in first.reports:
+        extra = by_name.get(r.target)
+        if extra is not None:
+            r = replace(
+                r,
+                findings=dedupe(r.findings + extra.findings),
+                timings=r.timings + extra.timings,
+                equivalence=r.equivalence + extra.equivalence,
+                checks=list(dict.fromkeys(r.checks + extra.checks)),
+            )
+        reports.append(r)
+    return replace(first, reports=reports, findings=dedupe(first.findings + second.findings))

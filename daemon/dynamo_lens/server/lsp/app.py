@@ -1,0 +1,166 @@
+"""The language server object: the state the handlers share and the ways back to the client.
+
+Handlers live one module per feature group (``lifecycle``, ``textsync``, ``features``,
+``commands``); each registers on ``server`` at import. Nothing here analyses anything: the
+``AnalysisService`` does, and this module turns its callbacks into LSP notifications.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from ... import __version__
+from ...config import Config, apply, load
+from ...findings import Finding
+from ..service import AnalysisService
+from ..watcher import Watcher
+from .convert import diagnostic, path_to_uri, uri_to_path
+
+log = logging.getLogger(__name__)
+STATUS = "dynamoLens/status"
+CMD = "dynamoLens.server."
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls hands a command only its arguments; the benchmark needs the request's
+    workDoneToken to report progress on, so it is added to the first (object) argument."""
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(
+        self, params: types.ExecuteCommandParams
+    ) -> Generator[Any, Any, Any]:
+        if params.work_done_token is not None and params.arguments:
+            first = params.arguments[0]
+            if isinstance(first, dict):
+                first.setdefault("workDoneToken", params.work_done_token)
+        return (yield from super().lsp_workspace__execute_command(params))
+
+
+class DynamoLensServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("dynamo-lens", __version__, protocol_cls=_Protocol)
+        self.service: AnalysisService | None = None
+        self.settings: dict[str, Any] = {}
+        self.trusted = True
+        self.root = Path.cwd()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.watcher: Watcher | None = None
+        self._config_problems: list[str] = []
+        self.started = threading.Event()
+        self._closed = threading.Lock()
+
+    # -- sending (from any thread) -----------------------------------------------------------
+    def on_loop(self, fn: Callable[[], None]) -> None:
+        """Send from the event loop's thread: the writer is not shared across threads."""
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(fn)
+        else:
+            fn()
+
+    def on_loop_wait(self, fn: Callable[[], None], timeout: float = 5.0) -> None:
+        """Like ``on_loop`` but returns once sent, so what follows (a response) comes after."""
+        if self.loop is None or not self.loop.is_running():
+            fn()
+            return
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                fn()
+            finally:
+                done.set()
+
+        self.loop.call_soon_threadsafe(run)
+        done.wait(timeout)
+
+    def publish(self, path: str, findings: list[Finding], version: int | None) -> None:
+        params = types.PublishDiagnosticsParams(
+            uri=path_to_uri(path), diagnostics=[diagnostic(f) for f in findings], version=version
+        )
+        self.on_loop(lambda: self.text_document_publish_diagnostics(params))
+
+    def status(self, payload: dict[str, Any]) -> None:
+        self.on_loop(lambda: self.protocol.notify(STATUS, payload))
+
+    def log_line(self, text: str) -> None:
+        params = types.LogMessageParams(type=types.MessageType.Log, message=text)
+        self.on_loop(lambda: self.window_log_message(params))
+
+    def warn(self, text: str) -> None:
+        params = types.ShowMessageParams(type=types.MessageType.Warning, message=text)
+        self.on_loop(lambda: self.window_show_message(params))
+
+    # -- state -------------------------------------------------------------------------------
+    def config(self) -> Config:
+        cfg, problems = load(self.root)
+        cfg, more = apply(cfg, self.settings, "dynamoLens settings")
+        for p in problems + more:
+            if p not in self._config_problems:
+                self.warn(f"Dynamo Lens: {p}")
+        self._config_problems = problems + more
+        return cfg
+
+    def start_service(self) -> None:
+        self.stop_service()
+        cfg = self.config()
+        self.service = AnalysisService(
+            self.root,
+            cfg,
+            trusted=self.trusted,
+            publish=self.publish,
+            status=self.status,
+            log=self.log_line,
+        )
+        self.service.start()
+        if self.trusted:
+            self.watcher = Watcher(self.root, cfg.excludes, self.service.disk_changed)
+            self.watcher.start()
+        for doc in list(self.workspace.text_documents.values()):
+            path = uri_to_path(doc.uri)
+            if path is not None:
+                self.service.open(path, doc.source, doc.version)
+        self.started.set()
+
+    def stop_service(self) -> None:
+        """Stop watching, cancel jobs and kill the workers' process groups."""
+        watcher, self.watcher = self.watcher, None
+        service, self.service = self.service, None
+        if watcher is not None:
+            watcher.stop()
+        if service is not None:
+            service.close()
+
+    def exit_now(self, code: int) -> None:
+        """Leave the process at once: after ``stop_service`` nothing is left to save, and the
+        interpreter's exit would wait on pool threads still blocked in a read."""
+        if not self._closed.acquire(blocking=False):
+            return
+        try:
+            self.stop_service()
+        finally:
+            logging.shutdown()
+            os._exit(code)
+
+    def doc_text(self, uri: str) -> tuple[str, int | None]:
+        doc = self.workspace.get_text_document(uri)
+        return doc.source, doc.version
+
+    def svc(self) -> AnalysisService:
+        # Commands can arrive before `initialized` has been handled: wait for the service.
+        if not self.started.wait(30) or self.service is None:
+            raise RuntimeError("the server is not initialized")
+        return self.service
+
+
+server = DynamoLensServer()

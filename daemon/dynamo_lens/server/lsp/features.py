@@ -1,0 +1,109 @@
+"""Hover, code lens and code actions: what the service knows, as lsprotocol types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from .. import fixes
+from ..summary import hover_markdown
+from .app import CMD, DynamoLensServer, server
+from .convert import code_lens, path_to_uri, uri_to_path
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: DynamoLensServer, params: types.HoverParams) -> types.Hover | None:
+    path = uri_to_path(params.text_document.uri)
+    if ls.service is None or path is None:
+        return None
+    flagged, report = ls.service.hover(path, params.position.line + 1)
+    if report is None:
+        return None
+    parts = [f"**{f.severity.value}**: {f.text}" for f in flagged]
+    parts.append(hover_markdown(report, stale=ls.service.is_stale(path)))
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+def lenses(ls: DynamoLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    path = uri_to_path(params.text_document.uri)
+    if ls.service is None or path is None:
+        return []
+    out: list[types.CodeLens] = []
+    for r in ls.service.reports_for(path):
+        if r.path == path:
+            out += code_lens(r, params.text_document.uri)
+    return out
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    text, _ = ls.doc_text(uri)
+    actions: list[types.CodeAction] = []
+    for d in params.context.diagnostics:
+        if d.source != "dynamo-lens" or not isinstance(d.data, dict):
+            continue
+        if d.data.get("doc_url"):
+            command = types.Command(
+                title="Open documentation", command=CMD + "openDocs", arguments=[d.data["doc_url"]]
+            )
+            actions.append(
+                types.CodeAction(
+                    title=f"Open the graph-break documentation ({d.code})",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[d],
+                    command=command,
+                )
+            )
+        md = d.data.get("mark_dynamic")
+        if isinstance(md, dict):
+            action = _mark_dynamic(ls, d, md)
+            if action is not None:
+                actions.append(action)
+    for name, line in fixes.module_classes_without_example(text):
+        if params.range.start.line <= line - 1 <= params.range.end.line:
+            edit = fixes.add_compile_example(text, name)
+            if edit is not None:
+                actions.append(_edit_action(uri, f"Add a compile_example for {name}", edit))
+    return actions
+
+
+def _edit_action(uri: str, title: str, edit: fixes.Edit) -> types.CodeAction:
+    start = types.Position(line=edit.line - 1, character=0)
+    end = start if edit.end_line is None else types.Position(line=edit.end_line, character=0)
+    text_edit = types.TextEdit(range=types.Range(start=start, end=end), new_text=edit.text)
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.QuickFix,
+        edit=types.WorkspaceEdit(changes={uri: [text_edit]}),
+    )
+
+
+def _mark_dynamic(
+    ls: DynamoLensServer, d: types.Diagnostic, md: dict[str, Any]
+) -> types.CodeAction | None:
+    if ls.service is None or not isinstance(d.data, dict):
+        return None
+    buffers = {}
+    for doc in ls.workspace.text_documents.values():
+        path = uri_to_path(doc.uri)
+        if path is not None:
+            buffers[path] = doc.source
+    dim = int(md.get("dim", 0))
+    found = ls.service.mark_dynamic_fix(
+        d.data.get("target"), str(md.get("variable", "")), dim, buffers
+    )
+    if found is None:
+        return None
+    path, edit = found
+    title = f"Insert torch._dynamo.mark_dynamic(…, {dim}) at the call site"
+    action = _edit_action(path_to_uri(path), title, edit)
+    action.diagnostics = [d]
+    return action

@@ -1,0 +1,92 @@
+"""initialize, initialized, shutdown, exit, settings changes, and leaving with the client."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+from lsprotocol import types
+
+from .app import DynamoLensServer, server
+from .convert import uri_to_path
+
+log = logging.getLogger(__name__)
+_PARENT_POLL = 1.0
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: DynamoLensServer, params: types.InitializeParams) -> None:
+    opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    ls.trusted = bool(opts.get("trusted", True))
+    settings = opts.get("settings")
+    ls.settings = settings if isinstance(settings, dict) else {}
+    folder = params.workspace_folders[0].uri if params.workspace_folders else params.root_uri
+    root = uri_to_path(folder) if folder else None
+    if root is not None:
+        ls.root = Path(root)
+    if params.process_id:
+        _exit_with(ls, params.process_id)
+
+
+def _exit_with(ls: DynamoLensServer, pid: int) -> None:
+    """The spec: a server exits when the client process that started it is gone, even if it
+    never said ``exit`` (a killed editor), so no worker outlives it."""
+
+    def watch() -> None:
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                log.warning("client process %d is gone: exiting", pid)
+                ls.exit_now(1)
+                return
+            except PermissionError:
+                pass  # alive, another user's
+            threading.Event().wait(_PARENT_POLL)
+
+    threading.Thread(target=watch, name="client-watch", daemon=True).start()
+
+
+@server.feature(types.INITIALIZED)
+async def on_initialized(ls: DynamoLensServer, params: types.InitializedParams) -> None:
+    import asyncio
+
+    ls.loop = asyncio.get_running_loop()
+    await _pull_settings(ls)
+    ls.start_service()
+
+
+async def _pull_settings(ls: DynamoLensServer) -> None:
+    caps = ls.client_capabilities.workspace
+    if caps is None or not caps.configuration:
+        return
+    try:
+        result = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="dynamoLens")])
+        )
+    except Exception as exc:  # a client that cannot answer keeps the init options
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    if result and isinstance(result[0], dict):
+        ls.settings = {**ls.settings, **result[0]}
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def on_config(ls: DynamoLensServer, params: types.DidChangeConfigurationParams) -> None:
+    if isinstance(params.settings, dict) and isinstance(params.settings.get("dynamoLens"), dict):
+        ls.settings = {**ls.settings, **params.settings["dynamoLens"]}
+    await _pull_settings(ls)
+    ls.start_service()
+
+
+@server.feature(types.SHUTDOWN)
+def on_shutdown(ls: DynamoLensServer, *args: object) -> None:
+    # Workers and the watcher stop now; pygls answers the request and then waits for `exit`.
+    ls.stop_service()
+
+
+@server.feature(types.EXIT)
+def on_exit(ls: DynamoLensServer, *args: object) -> None:
+    ls.exit_now(0 if ls.protocol._shutdown else 1)

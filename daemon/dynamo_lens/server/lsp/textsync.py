@@ -1,0 +1,48 @@
+"""didOpen, didChange, didSave, didClose: the editor's buffers into the service.
+
+Only ``file:`` documents reach the service: an untitled buffer or a notebook cell has no file
+that a worker could import.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from .app import DynamoLensServer, server
+from .convert import uri_to_path
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: DynamoLensServer, params: types.DidOpenTextDocumentParams) -> None:
+    d = params.text_document
+    path = uri_to_path(d.uri)
+    if d.language_id not in ("python", "") or ls.service is None or path is None:
+        return
+    ls.service.open(path, d.text, d.version)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: DynamoLensServer, params: types.DidChangeTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    if ls.service is None or path is None:
+        return
+    text, version = ls.doc_text(params.text_document.uri)
+    ls.service.change(path, text, version)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_DID_SAVE, types.TextDocumentSaveRegistrationOptions(include_text=False)
+)
+def did_save(ls: DynamoLensServer, params: types.DidSaveTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    if ls.service is None or path is None:
+        return
+    text, version = ls.doc_text(params.text_document.uri)
+    ls.service.save(path, text, version)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: DynamoLensServer, params: types.DidCloseTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    if ls.service is not None and path is not None:
+        ls.service.close_doc(path)
