@@ -55,7 +55,8 @@ def _guess(mod):
                 model = obj()
             except TypeError:
                 continue
-            leaf = next((m for m in model.modules() if m is not model and not list(m.children())), None)
+            leaves = [m for m in model.modules() if m is not model and not list(m.children())]
+            leaf = leaves[0] if leaves else None
             if isinstance(leaf, nn.Linear):
                 out.append((model, (torch.randn(2, leaf.in_features),), {}))
     return out
@@ -64,7 +65,8 @@ def _guess(mod):
 def _targets(mod):
     """Distinct callables of each compile_example*, each with its first call (as the engine)."""
     examples = [v for k, v in vars(mod).items()
-                if _EXAMPLE.match(k) and callable(v) and getattr(v, "__module__", None) == mod.__name__]
+                if _EXAMPLE.match(k) and callable(v)
+                and getattr(v, "__module__", None) == mod.__name__]
     if not examples:
         return _guess(mod)
     out = []

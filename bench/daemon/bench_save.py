@@ -219,7 +219,7 @@ Goal ≤ 1.2× (total): **{"met" if met else "not met"}**.
 | | ms |
 |---|---|
 | fresh `python`: import torch + the floor on the file | {fmt_ms(p2["floor"])} |
-| fresh daemon: spawn → `initialize` → `didOpen` → first diagnostic from the run | {fmt_ms(p2["daemon"])} |
+| fresh daemon: spawn → `didOpen` → first diagnostic from the run | {fmt_ms(p2["daemon"])} |
 | ratio | {cold} |
 
 Goal within 10 % (≤ 1.10×).

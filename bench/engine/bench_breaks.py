@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from common import FLOOR_SRC, diff_cell, fmt_ms, q_ratio, ratio_cell
+from common import FLOOR_SRC, diff_cell, fmt_ms, paired_ratio, q_ratio, ratio_cell
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -141,7 +141,7 @@ def serve(root: str) -> int:
     noop = lambda **_k: None  # noqa: E731
 
     # The fixes proposed in RESULTS.md, emulated by patching (on only for the "jobs_fixed" variant).
-    from dynamo_lens import locate
+    from dynamo_lens.engine import locate
 
     orig_contains = locate.Workspace.contains
     orig_fft = breaks._frames_from_text
@@ -334,7 +334,8 @@ def main() -> int:
     rss_start = rss_kb()
     sys.path.insert(0, str(REPO / "daemon"))
     from dynamo_lens.config import load
-    from dynamo_lens.engine import Engine, iter_python_files, might_have_targets
+    from dynamo_lens.engine.analysis import Engine, might_have_targets
+    from dynamo_lens.engine.source import iter_python_files
 
     root = Path(os.path.realpath(args.workspace))
     cfg, problems = load(root)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from dynamo_lens.config import Config
-from dynamo_lens.service import AnalysisService
+from dynamo_lens.server.service import AnalysisService
 
 ROOT = Path(__file__).resolve().parents[2] / "example_workspace"
 

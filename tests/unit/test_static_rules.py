@@ -25,7 +25,7 @@ from dynamo_lens.static import (
     analyze_tree,
     reachable_functions,
 )
-from dynamo_lens.static import analyze as analyze_mod
+from dynamo_lens.static import analyzer as analyze_mod
 
 HEADER = """\
 import copy

@@ -6,7 +6,7 @@ Pure Python (``ast``); never imports torch, so the daemon can run it on every ke
 from __future__ import annotations
 
 from ..findings import gb_doc_url as doc_url
-from .analyze import analyze_path, analyze_source, analyze_tree, reachable_functions
+from .analyzer import analyze_path, analyze_source, analyze_tree, reachable_functions
 from .reconcile import Reconciler, function_hashes
 from .rules import RULES, Rule
 

@@ -120,7 +120,7 @@ class Reconciler:
         ``static_hints``: the hints for ``source`` if already computed (else analysed here).
         """
         if static_hints is None:
-            from .analyze import analyze_source  # local: analyze imports nothing from here
+            from .analyzer import analyze_source  # local: analyze imports nothing from here
 
             static_hints = analyze_source(source, path)
         norm = _norm(path)

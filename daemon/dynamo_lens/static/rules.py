@@ -4,7 +4,8 @@ Every GB id here was checked against torch 2.13 by running ``torch._dynamo.expla
 snippet (see ``bench/static/RESULTS.md``); torch names the id in its own message
 ("For more details ... gb/gb0124.html"). Where the reason torch gives depends on the call
 (e.g. a scipy routine that Dynamo inlines and trips over somewhere inside), ``gb_id`` is ``None``
-rather than a guess. This module is data only; the detection lives in ``analyze.py``.
+rather than a guess. This module is data only; the detection lives in ``analyzer.py`` and
+``checks_*.py``.
 """
 
 from __future__ import annotations

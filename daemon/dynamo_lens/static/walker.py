@@ -1,0 +1,586 @@
+"""The walker's interpreter core (see ``analyzer.py`` for the whole analysis)."""
+
+from __future__ import annotations
+
+import ast
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, cast
+
+from . import model as m
+from .api import (
+    COMPILING_FALSE,
+    COMPILING_TRUE,
+)
+from .model import (
+    BOOL,
+    NDARRAY,
+    SCALAR,
+    SEQ,
+    TENSOR,
+    UNKNOWN,
+    ClassInfo,
+    FuncInfo,
+    K,
+    V,
+    join,
+    unpack,
+)
+from .rules import RULES
+from .state import (
+    _NO_CONST,
+    _TRY_STMTS,
+    Hit,
+    _ann_value,
+    _callee,
+    _header,
+    _is_str_expr,
+    _join_env,
+)
+
+if TYPE_CHECKING:
+    from .analyzer import Analyzer
+
+
+class WalkerCore(ABC):
+    """Walks one function body in order, tracking values and recording rule hits and calls.
+
+    The interpreter core: statements, expressions, branches and loops. The checks, grouped by
+    what is called, are the mixins in ``checks_*.py``; ``analyzer.Walker`` combines them.
+    """
+
+    def __init__(
+        self,
+        an: Analyzer,
+        fi: FuncInfo | None,
+        params: dict[str, V],
+        closure: dict[str, V],
+        quiet: bool,
+    ) -> None:
+        self.an = an
+        self.ix = an.ix
+        self.fi = fi
+        self.quiet = quiet
+        self.env: dict[str, V] = {**closure, **params}
+        self.local_aliases: dict[str, str] = {}
+        self.hits: list[Hit] = []
+        self._hit_keys: set[tuple[int, str]] = set()
+        self.returns: list[V] = []
+        self.loop = 0  # depth of for/while bodies (comprehensions are frames of their own)
+        self.skipping = 0  # depth of try bodies and non-torch `with` blocks
+        # Set once a hit makes Dynamo give up on the rest of this frame (a break in a loop or
+        # try body, or one it cannot resume from): later code runs eagerly, so no more hits.
+        self.skipped = False
+        # self.<attr> assignments seen (for __init__): value and constant (if a literal)
+        self.self_stores: dict[str, tuple[V, object]] = {}
+        self.locals: set[str] = set(params) | set(closure)
+        if fi is not None:
+            self.locals |= fi.locals
+
+    @property
+    def ret(self) -> V | None:
+        out: V | None = None
+        for v in self.returns:
+            out = join(out, v)
+        return out
+
+    def run(self) -> None:
+        assert self.fi is not None
+        self.body(self.fi.node.body)
+
+    def hit(
+        self,
+        rule_id: str,
+        node: ast.AST,
+        what: str | None = None,
+        gb: str | None = None,
+        resumable: bool = True,
+    ) -> None:
+        if self.quiet or self.skipped:
+            return
+        key = (id(node), rule_id)
+        if key in self._hit_keys:
+            return
+        self._hit_keys.add(key)
+        self.hits.append(Hit(RULES[rule_id], node, what, gb, self.loop > 0))
+        if self.loop or self.skipping or not resumable:
+            self.skipped = True
+
+    # ---- statements -------------------------------------------------------------------------
+    def body(self, stmts: list[ast.stmt]) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Assign):
+            v = self.expr(s.value)
+            for t in s.targets:
+                self.bind(t, v, s.value)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                v = self.expr(s.value)
+                ann = _ann_value(s.annotation)
+                self.bind(s.target, v if v.k != K.UNKNOWN or ann is None else ann, s.value)
+        elif isinstance(s, ast.AugAssign):
+            v = self.binop(s.op, self.expr(s.target, store=True), self.expr(s.value), s)
+            self.bind(s.target, v, None)
+        elif isinstance(s, ast.Expr):
+            self.expr(s.value)
+        elif isinstance(s, ast.Return):
+            self.returns.append(self.expr(s.value) if s.value is not None else SCALAR)
+        elif isinstance(s, ast.If):
+            truth = self.truth(s.test)
+            if truth is None:
+                self.cond(s.test)
+            self.branches(
+                [s.body] if truth is True else [s.orelse] if truth is False else [s.body, s.orelse]
+            )
+        elif isinstance(s, ast.While):
+            self.cond(s.test)
+            self.loop_body(s.body)
+            self.body(s.orelse)
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            it = self.iter_value(s.iter)
+            self.loop += 1
+            before = dict(self.env)
+            for _ in range(2):  # twice: values assigned late in the body flow to the top
+                self.bind(s.target, it, None)
+                self.body(s.body)
+            self.loop -= 1
+            self.env = _join_env(before, self.env)
+            self.body(s.orelse)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            traced = True
+            for item in s.items:
+                v = self.expr(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, v, None)
+                q = self.qualify(_callee(item.context_expr)) or ""
+                traced = traced and q.startswith(("torch.", "contextlib.nullcontext"))
+            # Dynamo resumes after a break inside torch's own context managers (no_grad,
+            # autocast, ...) but not inside others.
+            self.skipping += 0 if traced else 1
+            self.body(s.body)
+            self.skipping -= 0 if traced else 1
+        elif isinstance(s, _TRY_STMTS):
+            tr = cast(ast.Try, s)  # TryStar has the same fields
+            self.skipping += 1  # a break inside try makes Dynamo skip the frame (verified)
+            self.body(tr.body)
+            self.skipping -= 1
+            for h in tr.handlers:
+                if h.name:
+                    self.env[h.name] = UNKNOWN
+                self.body(h.body)
+            self.body(tr.orelse)
+            self.body(tr.finalbody)
+        elif isinstance(s, ast.Assert):
+            # Dynamo turns `assert tensor_cond[, "text"]` into a runtime assert; only a
+            # non-constant message makes it fall back to a Python jump (verified, GB0170).
+            if s.msg is not None and not isinstance(s.msg, ast.Constant):
+                self.cond(s.test)
+            else:
+                self.expr(s.test)
+            if s.msg is not None:
+                self.expr(s.msg)
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            m.import_aliases(s, self.local_aliases)
+            for a in s.names:
+                self.env.pop((a.asname or a.name).split(".")[0], None)
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in s.decorator_list:
+                self.expr(d)
+            self.env[s.name] = UNKNOWN
+        elif isinstance(s, ast.ClassDef):
+            self.hit("class-definition", _header(s), f"class {s.name} defined inside compiled code")
+            self.env[s.name] = UNKNOWN
+        elif isinstance(s, ast.Raise):
+            if s.exc is not None:
+                self.expr(s.exc)
+        elif isinstance(s, ast.Delete):
+            for t in s.targets:
+                if isinstance(t, ast.Name):
+                    self.env.pop(t.id, None)
+        elif isinstance(s, ast.Match):
+            self.expr(s.subject)
+            self.branches([c.body for c in s.cases] + [[]])
+
+    def branches(self, bodies: list[list[ast.stmt]]) -> None:
+        before = self.env
+        skipped_before = self.skipped
+        results: list[dict[str, V]] = []
+        skips: list[bool] = []
+        for b in bodies:
+            self.env = dict(before)
+            self.skipped = skipped_before
+            self.body(b)
+            results.append(self.env)
+            skips.append(self.skipped)
+        self.skipped = all(skips) if skips else skipped_before
+        env = results[0] if results else before
+        for r in results[1:]:
+            env = _join_env(env, r)
+        self.env = env
+
+    def loop_body(self, body: list[ast.stmt]) -> None:
+        self.loop += 1
+        before = dict(self.env)
+        self.body(body)
+        self.body(body)
+        self.loop -= 1
+        self.env = _join_env(before, self.env)
+
+    def bind(self, t: ast.expr, v: V, value: ast.expr | None) -> None:
+        if isinstance(t, ast.Name):
+            self.env[t.id] = v
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            n = len(t.elts)
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == n:
+                vals = [self.peek(e) for e in value.elts]
+            else:
+                vals = unpack(v, n)
+            for el, ev in zip(t.elts, vals, strict=True):
+                if isinstance(el, ast.Starred):
+                    self.bind(el.value, SEQ if ev.tensor else UNKNOWN, None)
+                else:
+                    self.bind(el, ev, None)
+        elif isinstance(t, ast.Attribute):
+            recv = self.expr(t.value)
+            if recv.k == K.SELF:
+                const = value.value if isinstance(value, ast.Constant) else _NO_CONST
+                self.self_stores[t.attr] = (v, const)
+            elif recv.tensor and t.attr == "requires_grad":
+                self.hit("tensor-meta-mutation", t, "setting Tensor.requires_grad", "GB0206")
+            elif recv.tensor and t.attr == "data":
+                self.hit("tensor-meta-mutation", t, "assigning Tensor.data", "GB0056")
+        elif isinstance(t, ast.Subscript):
+            # x[mask] = v is an index_put: fine for Dynamo, so no dynamic-shape check here.
+            self.expr(t.value)
+            self.expr(t.slice)
+        elif isinstance(t, ast.Starred):
+            self.bind(t.value, v, None)
+
+    def peek(self, e: ast.expr) -> V:
+        """The value of an expression already walked (a tuple's parts), without new hits."""
+        quiet, self.quiet = self.quiet, True
+        try:
+            return self.expr(e)
+        finally:
+            self.quiet = quiet
+
+    # ---- conditions -------------------------------------------------------------------------
+    def truth(self, e: ast.expr) -> bool | None:
+        """Statically known truth of a condition Dynamo would constant-fold."""
+        if isinstance(e, ast.Constant):
+            return bool(e.value)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            t = self.truth(e.operand)
+            return None if t is None else not t
+        if isinstance(e, ast.BoolOp):
+            vals = [self.truth(v) for v in e.values]
+            if isinstance(e.op, ast.And):
+                if any(v is False for v in vals):
+                    return False
+                return True if all(v is True for v in vals) else None
+            if any(v is True for v in vals):
+                return True
+            return False if all(v is False for v in vals) else None
+        if isinstance(e, ast.Name) and e.id not in self.locals:
+            if e.id == "TYPE_CHECKING":
+                return False
+            if e.id in self.ix.global_consts:
+                return bool(self.ix.global_consts[e.id])
+            return None
+        if isinstance(e, ast.Call) and not e.args:
+            q = self.qualify(e.func)
+            if q in COMPILING_TRUE:
+                return True
+            if q in COMPILING_FALSE:
+                return False
+            return None
+        if (
+            isinstance(e, ast.Attribute)
+            and isinstance(e.value, ast.Name)
+            and e.value.id == "self"
+            and self.fi is not None
+            and self.fi.cls is not None
+        ):
+            ok, val = self.ix.class_const(self.fi.cls, e.attr)
+            return bool(val) if ok else None
+        return None
+
+    def cond(self, e: ast.expr) -> None:
+        """A condition Python evaluates with bool(): a tensor here is a data-dependent jump."""
+        if isinstance(e, ast.BoolOp):
+            for operand in e.values:
+                self.cond(operand)
+            return
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            self.cond(e.operand)
+            return
+        if self.expr(e).tensor:
+            self.hit("data-dependent-branch", e)
+
+    # ---- expressions ------------------------------------------------------------------------
+    def qualify(self, node: ast.expr) -> str | None:
+        """The imported name an attribute chain refers to (None for locals: ``self.fc``)."""
+        root = node
+        while type(root) is ast.Attribute:
+            root = root.value
+        if type(root) is not ast.Name:
+            return None
+        rid = root.id
+        if rid not in self.local_aliases and (rid in self.env or rid in self.locals):
+            return None  # decided before building any dotted string
+        return self.ix.qualify(node, self.local_aliases)
+
+    def expr(self, e: ast.expr, store: bool = False) -> V:
+        t = type(e)  # exact-type checks first: the four most common nodes, cheaply
+        if t is ast.Name:
+            return self.name(e)  # type: ignore[arg-type]
+        if t is ast.Constant:
+            return SCALAR
+        if t is ast.Call:
+            return self.call(e)  # type: ignore[arg-type]
+        if t is ast.Attribute:
+            return self.attribute(e)  # type: ignore[arg-type]
+        if isinstance(e, ast.Subscript):
+            return self.subscript(e, store)
+        if isinstance(e, ast.BinOp):
+            left = self.expr(e.left)
+            right = self.expr(e.right)
+            if isinstance(e.op, ast.Mod) and _is_str_expr(e.left):
+                parts = e.right.elts if isinstance(e.right, ast.Tuple) else [e.right]
+                if any(self.peek(p).tensor for p in parts):
+                    self.hit("tensor-to-string", e, "%-formatting a tensor")
+                return SCALAR
+            return self.binop(e.op, left, right, e)
+        if isinstance(e, ast.Compare):
+            vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
+            for op, right in zip(e.ops, vals[1:], strict=True):
+                if isinstance(op, (ast.In, ast.NotIn)) and right.tensor:
+                    # Tensor.__contains__ is (t == v).any().item(): a host read (GB0124).
+                    self.hit("tensor-to-python-scalar", e, "`in` test on a tensor", resumable=False)
+            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+                return SCALAR
+            if any(v.tensor for v in vals):
+                return BOOL
+            if any(v.k == K.NDARRAY for v in vals):
+                return NDARRAY
+            if all(v.k == K.SCALAR for v in vals):
+                return SCALAR
+            return UNKNOWN
+        if isinstance(e, ast.BoolOp):
+            # Every operand but the last is tested with bool(); the last is the value.
+            for v in e.values[:-1]:
+                self.cond(v)
+            last = self.expr(e.values[-1])
+            return last
+        if isinstance(e, ast.UnaryOp):
+            val = self.expr(e.operand)
+            if isinstance(e.op, ast.Not):
+                if val.tensor:
+                    self.hit(
+                        "data-dependent-bool-op", e, "`not` applied to a tensor", resumable=False
+                    )
+                return SCALAR
+            if isinstance(e.op, ast.Invert) and val.k == K.BOOL:
+                return BOOL
+            return val if val.tensor or val.k in (K.SCALAR, K.NDARRAY) else UNKNOWN
+        if isinstance(e, ast.IfExp):
+            truth = self.truth(e.test)
+            if truth is None:
+                self.cond(e.test)
+                return join(self.expr(e.body), self.expr(e.orelse))
+            return self.expr(e.body if truth else e.orelse)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            vals = [self.expr(el) for el in e.elts]
+            return m.tup(vals)
+        if isinstance(e, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return self.comprehension(e.generators, [e.elt], seq=True)
+        if isinstance(e, ast.DictComp):
+            self.comprehension(e.generators, [e.key, e.value], seq=False)
+            return UNKNOWN
+        if isinstance(e, ast.Dict):
+            for k in e.keys:
+                if k is not None:
+                    self.expr(k)
+            for v in e.values:
+                self.expr(v)
+            return UNKNOWN
+        if isinstance(e, ast.Set):
+            for el in e.elts:
+                self.expr(el)
+            return SCALAR
+        if isinstance(e, ast.JoinedStr):
+            # f-strings of tensors are traced (verified), so only walk their parts.
+            for part in e.values:
+                self.expr(part)
+            return SCALAR
+        if isinstance(e, ast.FormattedValue):
+            self.expr(e.value)
+            if e.format_spec is not None:
+                self.expr(e.format_spec)
+            return SCALAR
+        if isinstance(e, ast.Starred):
+            return self.expr(e.value)
+        if isinstance(e, ast.NamedExpr):
+            named = self.expr(e.value)
+            self.env[e.target.id] = named
+            return named
+        if isinstance(e, ast.Lambda):
+            saved = dict(self.env)
+            for a in (*e.args.posonlyargs, *e.args.args, *e.args.kwonlyargs):
+                self.env[a.arg] = UNKNOWN
+            self.expr(e.body)
+            self.env = saved
+            return UNKNOWN
+        if isinstance(e, ast.Slice):
+            for bound in (e.lower, e.upper, e.step):
+                if bound is not None:
+                    self.expr(bound)
+            return SCALAR
+        if isinstance(e, (ast.Await, ast.Yield, ast.YieldFrom)):
+            if e.value is not None:
+                self.expr(e.value)
+            return UNKNOWN
+        return UNKNOWN
+
+    def name(self, e: ast.Name) -> V:
+        v = self.env.get(e.id)
+        if v is not None:
+            return v
+        if e.id in self.locals:
+            return UNKNOWN
+        g = self.an.globals.get(e.id)
+        if g is not None:
+            return g
+        return UNKNOWN
+
+    def binop(self, op: ast.operator, a: V, b: V, node: ast.AST) -> V:
+        if a.tensor or b.tensor:
+            if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and (
+                a.k == K.BOOL or b.k == K.BOOL
+            ):
+                return BOOL
+            return TENSOR
+        if a.k == K.NDARRAY or b.k == K.NDARRAY:
+            return NDARRAY
+        if a.k == K.SCALAR and b.k == K.SCALAR:
+            return SCALAR
+        if a.k == K.TUPLE and b.k == K.TUPLE and isinstance(op, ast.Add):
+            return m.tup([*a.elts, *b.elts])
+        return UNKNOWN
+
+    # ---- calls ------------------------------------------------------------------------------
+    def call(self, e: ast.Call) -> V:
+        func = e.func
+        q = self.qualify(func)
+        bare: str | None = None
+        if (
+            isinstance(func, ast.Name)
+            and q is None
+            and func.id not in self.locals
+            and func.id not in self.env  # comprehension variables, walrus targets
+            and func.id not in self.ix.functions
+            and func.id not in self.ix.classes
+            and func.id not in self.an.globals
+        ):
+            bare = func.id  # a builtin: print, open, int, ...
+        recv: V | None = None
+        callee: V | None = None
+        if q is None and isinstance(func, ast.Attribute):
+            recv = self.expr(func.value)
+        elif q is None and not isinstance(func, ast.Name):
+            callee = self.expr(func)  # self.layers[i](x), getattr(self, name)(x), ...
+        args = [self.expr(a) for a in e.args]
+        kwargs = {k.arg: self.expr(k.value) for k in e.keywords if k.arg is not None}
+        for k in e.keywords:
+            if k.arg is None:
+                self.expr(k.value)
+        if bare is not None:
+            return self.builtin_call(e, bare, args)
+        if q is not None:
+            return self.module_call(e, q, args, kwargs)
+        if isinstance(func, ast.Attribute) and recv is not None:
+            return self.method_call(e, func, recv, args, kwargs)
+        if isinstance(func, ast.Name):
+            return self.local_call(e, func.id, args, kwargs)
+        if callee is not None and callee.k == K.MODULE:
+            return self.call_module(e, callee, args, kwargs)
+        return UNKNOWN
+
+    # -- the checks, one module per kind of callee (checks_*.py) --------------------
+    @abstractmethod
+    def _classes(self, v: V) -> list[ClassInfo]: ...
+
+    @abstractmethod
+    def _func_ref(self, e: ast.expr) -> FuncInfo | None: ...
+
+    @abstractmethod
+    def _module_classes_in(self, e: ast.Call) -> frozenset[str]: ...
+
+    @abstractmethod
+    def _self_class(self, v: V) -> ClassInfo | None: ...
+
+    @abstractmethod
+    def builtin_call(self, e: ast.Call, fn: str, args: list[V]) -> V: ...
+
+    @abstractmethod
+    def call_module(self, e: ast.Call, v: V, args: list[V], kwargs: dict[str, V]) -> V: ...
+
+    @abstractmethod
+    def local_call(self, e: ast.Call, name: str, args: list[V], kwargs: dict[str, V]) -> V: ...
+
+    @abstractmethod
+    def method_call(
+        self, e: ast.Call, func: ast.Attribute, recv: V, args: list[V], kwargs: dict[str, V]
+    ) -> V: ...
+
+    @abstractmethod
+    def module_call(self, e: ast.Call, q: str, args: list[V], kwargs: dict[str, V]) -> V: ...
+
+    @abstractmethod
+    def numpy_random(self, e: ast.Call, fn: str, q: str) -> None: ...
+
+    @abstractmethod
+    def reach(
+        self, fi: FuncInfo, e: ast.AST, args: list[V], kwargs: dict[str, V], bound_self: bool
+    ) -> V: ...
+
+    @abstractmethod
+    def self_method(
+        self,
+        e: ast.Call,
+        func: ast.Attribute,
+        recv: V,
+        name: str,
+        args: list[V],
+        kwargs: dict[str, V],
+    ) -> V: ...
+
+    @abstractmethod
+    def tensor_method(
+        self,
+        e: ast.Call,
+        func: ast.Attribute,
+        recv: V,
+        name: str,
+        args: list[V],
+        kwargs: dict[str, V],
+    ) -> V: ...
+
+    @abstractmethod
+    def torch_call(self, e: ast.Call, q: str, args: list[V], kwargs: dict[str, V]) -> V: ...
+
+    @abstractmethod
+    def comprehension(
+        self, gens: list[ast.comprehension], elts: list[ast.expr], seq: bool
+    ) -> V: ...
+
+    @abstractmethod
+    def iter_value(self, it: ast.expr) -> V: ...
+
+    @abstractmethod
+    def attribute(self, e: ast.Attribute) -> V: ...
+
+    @abstractmethod
+    def subscript(self, e: ast.Subscript, store: bool) -> V: ...
