@@ -54,8 +54,6 @@ export class Daemon implements vscode.Disposable {
   interpreter: ResolvedInterpreter | undefined;
   /** Milliseconds from `restart()` to the client's `initialized` (the last start). */
   lastStartMs: number | undefined;
-  private readonly onDidStartEmitter = new vscode.EventEmitter<void>();
-  readonly onDidStart = this.onDidStartEmitter.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -216,7 +214,6 @@ export class Daemon implements vscode.Disposable {
       this.lastStartMs = Date.now() - t0;
       this.log.info(`Daemon started in ${this.lastStartMs} ms (trusted: ${trusted})`);
       this.status.setContext({ phase: 'running' });
-      this.onDidStartEmitter.fire();
     } catch (e) {
       await new Promise((r) => setTimeout(r, 200)); // let the last stderr arrive
       const why = this.stderrTail.at(-1) ?? (e instanceof Error ? e.message : String(e));
@@ -286,6 +283,5 @@ export class Daemon implements vscode.Disposable {
     this.disposed = true;
     await this.queue.dispose();
     await this.stopClient();
-    this.onDidStartEmitter.dispose();
   }
 }

@@ -64,7 +64,3 @@ export async function onDidChangePythonInterpreter(
   const envs = await environmentsApi(log);
   return envs?.onDidChangeActiveEnvironmentPath?.(() => listener());
 }
-
-export function isPythonExtensionInstalled(): boolean {
-  return vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined;
-}

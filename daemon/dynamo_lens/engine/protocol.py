@@ -12,7 +12,6 @@ so a partial read never yields a half message.
 from __future__ import annotations
 
 import io
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -87,8 +86,3 @@ def _default(obj: Any) -> Any:
         except Exception:
             pass
     return str(obj)
-
-
-def pipe_pair() -> tuple[int, int]:
-    r, w = os.pipe()
-    return r, w

@@ -82,9 +82,6 @@ class Scheduler:
         with self._cv:
             return len(self._pending) + len(self._running)
 
-    def idle(self) -> bool:
-        return self.count() == 0
-
     def _dispatch(self) -> None:
         while True:
             with self._cv:

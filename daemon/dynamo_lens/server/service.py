@@ -26,9 +26,11 @@ from .documents import DocState, merge_results, shift_findings
 from .scheduler import Job, Scheduler
 
 # How long a request waits for a newer one for the same file. Opens come one at a time; the
-# saves of a burst (save all, a formatter) arrive within milliseconds; disk events are already
-# debounced by the watcher; dependants wait longest since several helpers may change together.
-_DELAY = {"open": 0.0, "save": 0.05, "disk": 0.05, "dependency": 0.3}
+# saves of a burst (save all, a formatter) arrive within a few milliseconds of each other once
+# handling a save is cheap (its static pass is deferred), so a short wait coalesces them;
+# disk events are already debounced by the watcher; dependants wait longest since several
+# helpers may change together.
+_DELAY = {"open": 0.0, "save": 0.015, "disk": 0.05, "dependency": 0.3}
 
 PublishFn = Callable[[str, list[Finding], int | None], None]
 StatusFn = Callable[[dict[str, Any]], None]
@@ -214,7 +216,9 @@ class AnalysisService:
             doc.saved_hash = content_hash(Path(path).read_bytes())
         except OSError:
             doc.saved_hash = None
-        self._static(doc)
+        # The static pass waits: a save's analysis starts first, and a burst of saves is handled
+        # in milliseconds (the text's hints are already there from didChange).
+        self._static_later(doc, 0.0)
         self._request(path, "save")
 
     def change(self, path: str, text: str, version: int | None) -> None:

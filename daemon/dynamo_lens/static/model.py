@@ -461,7 +461,3 @@ def _sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
     if t in _TRY_TYPES:
         out.extend(h.body for h in stmt.handlers)  # type: ignore[attr-defined]
     return out
-
-
-def sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    return _sub_bodies(stmt)

@@ -24,9 +24,6 @@ class Rule:
     # values or types the source does not show. High maps to INFORMATION, medium to HINT.
     confidence: str = "high"
 
-    def with_gb(self, gb_id: str | None) -> Rule:
-        return Rule(self.id, self.message, self.explanation, self.hint, gb_id, self.confidence)
-
 
 def _r(id: str, what: str, explanation: str, hint: str, gb: str | None, conf: str = "high") -> Rule:
     return Rule(id, f"Likely graph break: {what}", explanation, hint, gb, conf)

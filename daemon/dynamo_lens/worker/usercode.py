@@ -13,7 +13,7 @@ import inspect
 import re
 import sys
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,6 @@ class Target:
     line: int
     kind: str  # example | config | guess
     guess: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -207,7 +206,6 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
                 path=path or unit.path,
                 line=line if path else unit.line,
                 kind=unit.kind,
-                notes=[f"target {_describe(fn)} from {unit.attr}()"],
             )
         )
     return targets
@@ -251,7 +249,7 @@ def guess_inputs(model: nn.Module) -> tuple[tuple[Any, ...], str]:
 
 def _guess_target(unit: Unit, cls: type) -> Target:
     model = cls()
-    args, why = guess_inputs(model)
+    args, _ = guess_inputs(model)
     return Target(
         name=unit.name,
         fn=model,
@@ -260,5 +258,4 @@ def _guess_target(unit: Unit, cls: type) -> Target:
         line=unit.line,
         kind=unit.kind,
         guess=True,
-        notes=[f"guessed inputs from its first layer, {why}; add compile_example() to choose"],
     )
