@@ -1,0 +1,111 @@
+"""The daemon's scheduler and service with a fake engine: no worker, no torch, milliseconds."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dynamo_lens.config import Config
+from dynamo_lens.engine.cancel import CancelToken
+from dynamo_lens.engine.source import content_hash
+from dynamo_lens.findings import FileResult, Finding, Kind, Severity, TargetReport
+from dynamo_lens.server.scheduler import Job, Scheduler
+from dynamo_lens.server.service import AnalysisService
+
+
+def _wait(pred: Callable[[], bool], timeout: float = 5.0) -> None:
+    end = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.005)
+
+
+def test_newest_request_wins_and_a_running_job_is_cancelled() -> None:
+    ran: list[Job] = []
+    started = threading.Event()
+    release = threading.Event()
+
+    def run(job: Job) -> None:
+        ran.append(job)
+        started.set()
+        release.wait(5)
+
+    s = Scheduler(run, debounce=0.0)
+    first = s.submit("/w/a.py", 1, ["breaks"], "save", delay=0.0)
+    assert started.wait(5)
+    for v in range(2, 12):  # queued while the first runs: each replaces the last
+        s.submit("/w/a.py", v, ["breaks"], "save", delay=0.0)
+    assert first.token.cancelled
+    release.set()
+    _wait(lambda: s.count() == 0)
+    assert [j.version for j in ran] == [1, 11]
+    s.close()
+
+
+class FakeEngine:
+    """Engine.analyze_file's contract: one finding on the line that says `# break`."""
+
+    def __init__(self) -> None:
+        self.calls: list[Path] = []
+
+    def analyze_file(
+        self, path: Path, checks: list[str], *, cancel: CancelToken | None = None, **_: Any
+    ) -> FileResult:
+        self.calls.append(path)
+        data = path.read_bytes()
+        line = next(i for i, t in enumerate(data.decode().splitlines(), 1) if "# break" in t)
+        f = Finding(Kind.GRAPH_BREAK, Severity.WARNING, str(path), line, 1, line, 5, "Graph break")
+        rep = TargetReport(f"{path.name}::compile_example", str(path), 1, "example", [f])
+        return FileResult(str(path), content_hash(data), reports=[rep], ran=True)
+
+    def close(self) -> None:
+        pass
+
+
+def _service(root: Path, published: list[tuple[str, list[Finding]]]) -> AnalysisService:
+    cfg = Config(checks=["breaks"], checks_on_save=["breaks"])
+    svc = AnalysisService(
+        root,
+        cfg,
+        trusted=True,
+        publish=lambda p, fs, v: published.append((p, fs)),
+        status=lambda _s: None,
+        log=lambda _m: None,
+        cache_dir=root / ".cache",
+    )
+    svc.engine = FakeEngine()  # type: ignore[assignment]
+    return svc
+
+
+def test_open_publishes_the_engines_findings_and_a_reopen_is_a_cache_hit(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("def compile_example():\n    x = 1\n    y = 2  # break\n")
+    published: list[tuple[str, list[Finding]]] = []
+    svc = _service(tmp_path, published)
+    svc.open(str(src), src.read_text(), 1)
+    _wait(lambda: any(fs and fs[0].line == 3 for _, fs in published))
+    svc.close()
+    again: list[tuple[str, list[Finding]]] = []
+    svc2 = _service(tmp_path, again)
+    svc2.open(str(src), src.read_text(), 1)
+    assert any(fs and fs[0].line == 3 for _, fs in again)  # at once, from the cache
+    assert svc2.engine.calls == []  # type: ignore[union-attr]
+    svc2.close()
+
+
+def test_a_burst_of_saves_is_one_analysis_of_the_last_text(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("def compile_example():\n    y = 2  # break\n")
+    published: list[tuple[str, list[Finding]]] = []
+    svc = _service(tmp_path, published)
+    for i in range(1, 31):
+        text = "def compile_example():\n" + "    pass\n" * i + "    y = 2  # break\n"
+        src.write_text(text)
+        svc.save(str(src), text, i)
+    _wait(lambda: any(fs and fs[0].line == 32 for _, fs in published))
+    time.sleep(0.1)
+    assert len(svc.engine.calls) == 1  # type: ignore[union-attr]
+    svc.close()
