@@ -52,14 +52,18 @@ class Daemon:
         self.client = LanguageClient("bench", "1")
         self.logs: list[tuple[float, str]] = []
         self.published: list[tuple[float, str, int]] = []  # (time, uri, diagnostics)
+        # Woken by each message: waiting costs no CPU (a polling loop would slow the daemon).
+        self.arrived = asyncio.Event()
 
         @self.client.feature(types.WINDOW_LOG_MESSAGE)
         def _log(params: types.LogMessageParams) -> None:
             self.logs.append((time.perf_counter(), params.message))
+            self.arrived.set()
 
         @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def _pub(params: types.PublishDiagnosticsParams) -> None:
             self.published.append((time.perf_counter(), params.uri, len(params.diagnostics)))
+            self.arrived.set()
 
     async def start(self, ws: Path) -> float:
         t0 = time.perf_counter()
@@ -79,14 +83,20 @@ class Daemon:
         """When the publish after the daemon's log of an analysis of ``path`` arrived."""
         end = time.perf_counter() + timeout
         uri = path.as_uri()
-        while time.perf_counter() < end:
+        while True:
             logged = [t for t, m in self.logs if t > after and f"{path}: breaks in" in m]
             if logged:
                 pubs = [t for t, u, _ in self.published if u == uri and t >= logged[0]]
                 if pubs:
                     return pubs[0]
-            await asyncio.sleep(0.002)
-        raise TimeoutError(f"no analysis of {path}")
+            self.arrived.clear()
+            left = end - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError(f"no analysis of {path}")
+            try:
+                await asyncio.wait_for(self.arrived.wait(), left)
+            except TimeoutError:
+                pass
 
     async def stop(self) -> None:
         await self.client.shutdown_async(None)

@@ -10,7 +10,6 @@ import { readRawSettings } from './config';
 import type { Daemon } from './daemon';
 import { deviceChoices, dynamicChoices, modeChoices, targetChoices, type Choice } from './pick';
 import {
-  SERVER_COMMANDS,
   type BenchmarkCommandArgs,
   type BenchmarkRequest,
   type BenchmarkResult,
@@ -18,7 +17,7 @@ import {
   type TargetInfo,
 } from './protocol';
 import { parseBenchmarkResult, renderBenchmarkHtml, toMarkdown } from './render';
-import { validateSettings } from './settings';
+import { benchmarkDefaults } from './settings';
 
 type Item<T> = vscode.QuickPickItem & { value: T };
 
@@ -67,7 +66,7 @@ async function pickTarget(daemon: Daemon, args: BenchmarkCommandArgs): Promise<T
   if (args.target && args.uri) return { target: args.target, uri: args.uri, line: 0 };
   const targets = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Window, title: 'Dynamo Lens: finding targets' },
-    () => daemon.executeCommand<TargetInfo[]>(SERVER_COMMANDS.listTargets, args.uri ? [args.uri] : []),
+    () => daemon.executeCommand('listTargets', args.uri ? [args.uri] : []),
   );
   if (!Array.isArray(targets) || targets.length === 0) {
     void vscode.window.showInformationMessage(
@@ -89,7 +88,7 @@ async function pickTarget(daemon: Daemon, args: BenchmarkCommandArgs): Promise<T
 async function pickDevices(daemon: Daemon, configured: string[]): Promise<string[] | undefined> {
   let env: EnvironmentInfo | undefined;
   try {
-    env = await daemon.executeCommand<EnvironmentInfo>(SERVER_COMMANDS.environment, []);
+    env = await daemon.executeCommand('environment', []);
   } catch {
     env = undefined;
   }
@@ -124,7 +123,7 @@ export async function benchmarkTarget(
   log: vscode.LogOutputChannel,
   args: BenchmarkCommandArgs = {},
 ): Promise<void> {
-  const { settings } = validateSettings(readRawSettings());
+  const settings = benchmarkDefaults(readRawSettings());
   const target = await pickTarget(daemon, args);
   if (!target) return;
   const devices = args.devices ?? (await pickDevices(daemon, settings.devices));
@@ -168,7 +167,7 @@ export async function benchmarkTarget(
           resolve('cancelled');
         });
       });
-      const run = daemon.executeCommand<unknown>(SERVER_COMMANDS.benchmark, [request], undefined, workDoneToken);
+      const run = daemon.executeCommand('benchmark', [request], undefined, workDoneToken);
       // Keep listening until the daemon answers, so the log says how the cancel ended there.
       void run.then(
         (r) => {

@@ -4,7 +4,6 @@
 
 import * as vscode from 'vscode';
 import { DaemonNotRunningError, type Daemon } from './daemon';
-import { SERVER_COMMANDS, type CheckFileResult, type CheckWorkspaceResult, type ClearCacheResult } from './protocol';
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -37,7 +36,7 @@ export async function checkFile(daemon: Daemon, uri?: vscode.Uri): Promise<void>
   const name = vscode.workspace.asRelativePath(target);
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Dynamo Lens: checking ${name}`, cancellable: true },
-    (_p, token) => daemon.executeCommand<CheckFileResult>(SERVER_COMMANDS.checkFile, [target.toString()], token),
+    (_p, token) => daemon.executeCommand('checkFile', [target.toString()], token),
   );
   if (result) {
     void vscode.window.showInformationMessage(
@@ -49,7 +48,7 @@ export async function checkFile(daemon: Daemon, uri?: vscode.Uri): Promise<void>
 export async function checkWorkspace(daemon: Daemon): Promise<void> {
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: 'Dynamo Lens: checking the workspace', cancellable: true },
-    (_p, token) => daemon.executeCommand<CheckWorkspaceResult>(SERVER_COMMANDS.checkWorkspace, [], token),
+    (_p, token) => daemon.executeCommand('checkWorkspace', [], token),
   );
   if (result) {
     void vscode.window.showInformationMessage(
@@ -59,6 +58,6 @@ export async function checkWorkspace(daemon: Daemon): Promise<void> {
 }
 
 export async function clearCache(daemon: Daemon): Promise<void> {
-  const result = await daemon.executeCommand<ClearCacheResult>(SERVER_COMMANDS.clearCache, []);
+  const result = await daemon.executeCommand('clearCache', []);
   void vscode.window.showInformationMessage(`Dynamo Lens: cleared ${plural(result?.removed ?? 0, 'cache entry')}.`.replace('entrys', 'entries'));
 }

@@ -21,10 +21,10 @@ import {
 import { readRawSettings } from './config';
 import { doctorMessage, runDoctor } from './doctor';
 import { bundledDir, daemonCwd, daemonEnv, findExecutable, resolveInterpreter, type ResolvedInterpreter } from './interpreter';
-import { STATUS_NOTIFICATION } from './protocol';
+import { SERVER_COMMANDS, STATUS_NOTIFICATION, type ServerCommand, type ServerCommands } from './protocol';
 import { pythonExtensionInterpreter } from './pythonExtension';
 import { RestartQueue } from './restartQueue';
-import { serverSettings, validateSettings } from './settings';
+import { serverSettings } from './settings';
 import { parseStatus } from './status';
 import type { StatusController } from './statusItem';
 
@@ -73,18 +73,21 @@ export class Daemon implements vscode.Disposable {
     return this.client?.state === State.Running;
   }
 
-  /** `workspace/executeCommand` for a `dynamoLens.server.*` command. */
-  async executeCommand<T>(
-    command: string,
-    args: unknown[],
+  /** `workspace/executeCommand` for a `dynamoLens.server.*` command, typed by protocol.ts. */
+  async executeCommand<K extends ServerCommand>(
+    name: K,
+    args: ServerCommands[K]['args'],
     token?: vscode.CancellationToken,
     workDoneToken?: string,
-  ): Promise<T> {
+  ): Promise<ServerCommands[K]['result']> {
     const client = this.client;
     if (!client || client.state !== State.Running) throw new DaemonNotRunningError();
-    const params: { command: string; arguments: unknown[]; workDoneToken?: string } = { command, arguments: args };
+    const params: { command: string; arguments: unknown[]; workDoneToken?: string } = {
+      command: SERVER_COMMANDS[name],
+      arguments: args,
+    };
     if (workDoneToken) params.workDoneToken = workDoneToken;
-    return (await client.sendRequest(ExecuteCommandRequest.type, params, token)) as T;
+    return (await client.sendRequest(ExecuteCommandRequest.type, params, token)) as ServerCommands[K]['result'];
   }
 
   get languageClient(): LanguageClient | undefined {
@@ -96,7 +99,6 @@ export class Daemon implements vscode.Disposable {
     const client = this.client;
     if (!client || client.state !== State.Running) return;
     const raw = this.rawSettings();
-    this.logProblems(raw);
     await client.sendNotification(DidChangeConfigurationNotification.type, {
       settings: { dynamoLens: serverSettings(raw) },
     });
@@ -104,10 +106,6 @@ export class Daemon implements vscode.Disposable {
 
   private rawSettings(): Record<string, unknown> {
     return readRawSettings();
-  }
-
-  private logProblems(raw: Record<string, unknown>): void {
-    for (const p of validateSettings(raw).problems) this.log.warn(p);
   }
 
   private async resolve(): Promise<ResolvedInterpreter> {
@@ -159,7 +157,6 @@ export class Daemon implements vscode.Disposable {
     if (this.disposed) return;
 
     const raw = this.rawSettings();
-    this.logProblems(raw);
     // Spawned here (not by the client) to keep the daemon's last stderr lines for error messages;
     // the client still copies stderr to the log.
     this.stderrTail = [];

@@ -1,5 +1,8 @@
 /**
- * Types for the messages that go beyond standard LSP (docs/lsp-contract.md). Pure: no `vscode`.
+ * Types for the messages that go beyond standard LSP (docs/lsp-contract.md), as rust-analyzer's
+ * lsp_ext.ts does: each server command with its arguments and result, and the status
+ * notification. Pure: no `vscode`. tests/unit/test_contract.py keeps the command ids, the status
+ * name and the doc in step with the daemon.
  */
 
 export const SERVER_COMMANDS = {
@@ -9,6 +12,7 @@ export const SERVER_COMMANDS = {
   benchmark: 'dynamoLens.server.benchmark',
   clearCache: 'dynamoLens.server.clearCache',
   environment: 'dynamoLens.server.environment',
+  openDocs: 'dynamoLens.server.openDocs',
 } as const;
 
 export const STATUS_NOTIFICATION = 'dynamoLens/status';
@@ -35,6 +39,7 @@ export interface EnvironmentInfo {
   devices?: string[];
   python?: string;
   backend?: string;
+  trusted?: boolean;
 }
 
 export interface CheckFileResult {
@@ -109,3 +114,16 @@ export interface BenchmarkCommandArgs {
   mode?: string;
   dynamic?: boolean | null;
 }
+
+/** Each `dynamoLens.server.*` command's arguments and result (the contract's command table). */
+export interface ServerCommands {
+  checkFile: { args: [uri: string]; result: CheckFileResult };
+  checkWorkspace: { args: []; result: CheckWorkspaceResult };
+  listTargets: { args: [] | [uri: string]; result: TargetInfo[] };
+  benchmark: { args: [BenchmarkRequest]; result: BenchmarkResult | { cancelled: true; target: string } };
+  clearCache: { args: []; result: ClearCacheResult };
+  environment: { args: []; result: EnvironmentInfo };
+  openDocs: { args: [url: string]; result: null };
+}
+
+export type ServerCommand = keyof typeof SERVER_COMMANDS & keyof ServerCommands;

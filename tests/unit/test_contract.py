@@ -31,8 +31,11 @@ def test_server_commands_match_the_doc_and_the_client() -> None:
     registered = set(app.server.protocol.fm.commands)
     documented = set(re.findall(r"^\| `(dynamoLens\.server\.\w+)`", DOC, re.M))
     client = set(re.findall(r"'(dynamoLens\.server\.\w+)'", PROTOCOL_TS))
+    typed = PROTOCOL_TS.split("export interface ServerCommands {", 1)[1].split("\n}", 1)[0]
+    typed_names = {f"dynamoLens.server.{k}" for k in re.findall(r"^  (\w+): \{", typed, re.M)}
     assert registered == documented, "docs/lsp-contract.md's command table is out of date"
-    assert client <= registered, "extension/src/protocol.ts names a command the daemon lacks"
+    assert client == registered, "extension/src/protocol.ts's SERVER_COMMANDS and the daemon differ"
+    assert typed_names == registered, "protocol.ts's ServerCommands types and the daemon differ"
 
 
 def test_status_notification_name_is_shared() -> None:

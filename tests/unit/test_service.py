@@ -46,16 +46,21 @@ def test_newest_request_wins_and_a_running_job_is_cancelled() -> None:
 
 
 class FakeEngine:
-    """Engine.analyze_file's contract: one finding on the line that says `# break`."""
+    """Engine.analyze_file's contract: one finding on the line that says `# break`, after
+    40 ms of "running" (a real analysis takes at least that), cancellable meanwhile."""
 
     def __init__(self) -> None:
-        self.calls: list[Path] = []
+        self.calls: list[Path] = []  # analyses that ran to the end
 
     def analyze_file(
         self, path: Path, checks: list[str], *, cancel: CancelToken | None = None, **_: Any
     ) -> FileResult:
-        self.calls.append(path)
         data = path.read_bytes()
+        for _ in range(40):
+            if cancel is not None and cancel.cancelled:
+                return FileResult(str(path), content_hash(data), cancelled=True)
+            time.sleep(0.001)
+        self.calls.append(path)
         line = next(i for i, t in enumerate(data.decode().splitlines(), 1) if "# break" in t)
         f = Finding(Kind.GRAPH_BREAK, Severity.WARNING, str(path), line, 1, line, 5, "Graph break")
         rep = TargetReport(f"{path.name}::compile_example", str(path), 1, "example", [f])

@@ -39,11 +39,11 @@ class Workspace:
 
     def __init__(self, root: Path, excludes: Iterable[str] = ()) -> None:
         self.root = Path(os.path.realpath(root))
-        self._excludes = tuple(excludes)
+        self.excludes = tuple(excludes)
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
         # Memoised per process: the worker asks this for each of torch's ~2.5k modules per job.
-        return _contains(str(self.root), self._excludes, str(path))
+        return _contains(str(self.root), self.excludes, str(path))
 
     def user_frames(self, frames: Sequence[Frame]) -> list[Frame]:
         return [f for f in frames if self.contains(f.path)]

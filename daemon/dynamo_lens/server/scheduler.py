@@ -78,6 +78,11 @@ class Scheduler:
         with self._cv:
             return path in self._pending
 
+    def active(self, path: str) -> bool:
+        """Whether a job for ``path`` is queued or running."""
+        with self._cv:
+            return path in self._pending or path in self._running
+
     def count(self) -> int:
         with self._cv:
             return len(self._pending) + len(self._running)

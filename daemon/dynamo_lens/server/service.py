@@ -25,11 +25,11 @@ from .cache import ResultCache
 from .documents import DocState, merge_results, shift_findings
 from .scheduler import Job, Scheduler
 
-# How long a request waits for a newer one for the same file. Opens come one at a time; the
-# saves of a burst (save all, a formatter) arrive within a few milliseconds of each other once
-# handling a save is cheap (its static pass is deferred), so a short wait coalesces them;
-# disk events are already debounced by the watcher; dependants wait longest since several
-# helpers may change together.
+# How long a request waits for a newer one for the same file. Opens come one at a time. A save
+# of a quiet file starts at once; the saves of a burst (save all, a formatter) arrive within a
+# few milliseconds of each other, and each one after the first cancels the running analysis and
+# waits this long for the next. Disk events are already debounced by the watcher; dependants
+# wait longest since several helpers may change together.
 _DELAY = {"open": 0.0, "save": 0.015, "disk": 0.05, "dependency": 0.3}
 
 PublishFn = Callable[[str, list[Finding], int | None], None]
@@ -269,7 +269,10 @@ class AnalysisService:
         if self.engine is None:  # Restricted Mode, or no torch: nothing may or can run
             self._publish_static_only(doc)
             return
-        self.scheduler.submit(path, doc.version or 0, wanted, reason, delay=_DELAY.get(reason))
+        delay = _DELAY.get(reason)
+        if reason == "save" and not self.scheduler.active(path):
+            delay = 0.0
+        self.scheduler.submit(path, doc.version or 0, wanted, reason, delay=delay)
         if reason in ("save", "disk"):
             # A changed helper re-checks the targets that import it.
             for p in self._dependants(path):
@@ -296,14 +299,17 @@ class AnalysisService:
             content_hash(data), self.torch_version, self.config.fingerprint(), checks
         )
 
-    def _analyse(self, job: Job, data: bytes, checks: list[str]) -> FileResult | None:
-        """Cached or fresh result for ``checks``; None when superseded."""
+    def _analyse(
+        self, job: Job, data: bytes, checks: list[str]
+    ) -> tuple[FileResult, str | None] | None:
+        """(result, its cache key if fresh and still to be stored) for ``checks``; None when
+        superseded."""
         assert self.engine is not None
         key = self.cache_key(data, checks)
         cached = self.cache.get(key)
         if cached is not None:
             self._log(f"{job.path}: cache hit ({', '.join(checks)})")
-            return cached
+            return cached, None
         t0 = time.monotonic()
         result = self.engine.analyze_file(Path(job.path), checks, cancel=job.token)
         if result.cancelled or job.token.cancelled:
@@ -321,11 +327,15 @@ class AnalysisService:
         self._log(
             f"{job.path}: {', '.join(checks)} in {time.monotonic() - t0:.2f} s ({job.reason})"
         )
+        return result, key
+
+    def _store(self, key: str | None, result: FileResult) -> None:
+        if key is None:
+            return
         try:
             self.cache.put(key, result)
         except OSError as exc:
             self._log(f"cache write failed: {exc}")
-        return result
 
     def _run(self, job: Job) -> None:
         doc = self._doc(job.path)
@@ -334,16 +344,19 @@ class AnalysisService:
         except OSError as exc:
             self._log(f"cannot read {job.path}: {exc}")
             return
-        result = self._analyse(job, data, job.checks)
-        if result is None:
+        got = self._analyse(job, data, job.checks)
+        if got is None:
             return
+        result, key = got
         self._accept(doc, result, data, job)
+        self._store(key, result)  # after publishing: the atomic write's fsync is not waited on
         # The slower checks (equivalence, timings) follow in the background.
         rest = [c for c in self.config.checks if c not in job.checks]
         if rest and result.reports and not job.token.cancelled:
             more = self._analyse(job, data, rest)
             if more is not None:
-                self._accept(doc, merge_results(result, more), data, job)
+                self._accept(doc, merge_results(result, more[0]), data, job)
+                self._store(more[1], more[0])
 
     def _accept(self, doc: DocState, result: FileResult, data: bytes, job: Job) -> None:
         if self.scheduler.has_pending(doc.path) and job.reason != "command":

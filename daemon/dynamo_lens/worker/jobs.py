@@ -23,7 +23,15 @@ from ..engine.locate import Workspace
 from ..findings import Finding, Kind, TargetId, TargetReport, dedupe, to_wire
 from . import breaks, devices, equivalence, recompiles, timings
 from .cancel import Cancelled
-from .usercode import Target, Unit, discover, import_file, purge_workspace_modules, targets_of
+from .usercode import (
+    Target,
+    Unit,
+    discover,
+    import_file,
+    purge_workspace_modules,
+    targets_of,
+    workspace_modules,
+)
 
 Progress = Callable[..., None]
 
@@ -45,7 +53,8 @@ def _restore_torch_config() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # load_config re-sets deprecated keys, which warn
         for module, saved in _PRISTINE:
-            module.load_config(saved)
+            if module.save_config() != saved:  # saving is ~20x cheaper than loading
+                module.load_config(saved)
 
 
 def environment(cfg: Config | None = None) -> dict[str, Any]:
@@ -104,13 +113,7 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         return {"units": [], "findings": to_wire([err])}
     attrs = [t.split(":", 1)[1] for t in params.get("config_targets", [])]
     units = discover(module, path, attrs, cfg.guess_targets)
-    imports = sorted(
-        {
-            f
-            for m in list(sys.modules.values())
-            if (f := getattr(m, "__file__", None)) and ws.contains(f)
-        }
-    )
+    imports = sorted({f for _, f in workspace_modules(ws)})
     return {"units": to_wire(units), "findings": [], "imports": imports}
 
 

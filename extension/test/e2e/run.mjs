@@ -13,6 +13,7 @@
 // (per wait for analysis results; default 300), DL_E2E_NOTORCH_PYTHON (a Python without torch for
 // the static-only scenario; default /usr/bin/python3), DL_E2E_VSIX (the .vsix to test).
 import { spawnSync } from 'node:child_process';
+import { test as nodeTest } from 'node:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -66,7 +67,9 @@ function expect(cond, msg) {
   if (!cond) throw new Failure(msg);
 }
 
-async function test(name, page, fn) {
+// One check, run as a node:test subtest of its scenario (sequential, sharing the scenario's
+// browser page). Its details, timing and a screenshot also go to results.json.
+async function test(t, name, page, fn) {
   const t0 = Date.now();
   const slug = name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase();
   const rec = { name, ok: false, ms: 0, details: {} };
@@ -86,6 +89,9 @@ async function test(name, page, fn) {
   }
   results.push(rec);
   log(`${rec.ok ? '✔' : '✘'} ${name} (${(rec.ms / 1000).toFixed(1)} s)${rec.ok ? '' : `: ${rec.error}`}`);
+  await t.test(name, () => {
+    if (!rec.ok) throw new Error(rec.error);
+  });
   return rec.ok;
 }
 
@@ -207,7 +213,7 @@ async function runBenchmarkPickers(page, answers = {}, start = () => runCommand(
 
 // ---------------------------------------------------------------------------------------------
 
-async function scenarioTrusted(browser) {
+async function scenarioTrusted(t, browser) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dl-e2e-trusted-'));
   const ws = copyWorkspace(dir);
   const prof = prepareProfile(dir, baseSettings({ 'security.workspace.trust.enabled': false, 'dynamoLens.interpreter': PYTHON }));
@@ -218,7 +224,7 @@ async function scenarioTrusted(browser) {
   try {
     const LOSSES = 'models/losses.py';
     let tOpen = 0;
-    const activated = await test('activates on a Python file and shows its language status item', page, async (d) => {
+    const activated = await test(t, 'activates on a Python file and shows its language status item', page, async (d) => {
       tOpen = await openFile(page, LOSSES);
       const line = await waitForLog(prof.userDataDir, /activated in \d+ ms/);
       expect(line, 'the extension log never said "activated"');
@@ -253,7 +259,7 @@ async function scenarioTrusted(browser) {
     const lossesMarkers = markersOf(ws, LOSSES);
     const breakLines = lossesMarkers.filter((m) => m.kind === 'graph_break').map((m) => m.line);
     const recompileLines = lossesMarkers.filter((m) => m.kind === 'recompile').map((m) => m.line);
-    await test(`graph-break squiggles on the marked lines of ${LOSSES}`, page, async (d) => {
+    await test(t, `graph-break squiggles on the marked lines of ${LOSSES}`, page, async (d) => {
       expect(breakLines.length > 0, `no "# expect: graph_break" markers in ${LOSSES}`);
       d.expected = breakLines;
       const first = await waitForSquiggles(page, [breakLines[0]], { timeoutMs: WAIT_MS });
@@ -270,7 +276,7 @@ async function scenarioTrusted(browser) {
       await waitForSquiggles(page, [breakLines[0]], { timeoutMs: 2000 });
     });
 
-    await test(`the Problems panel lists the graph breaks of ${LOSSES}`, page, async (d) => {
+    await test(t, `the Problems panel lists the graph breaks of ${LOSSES}`, page, async (d) => {
       const want = lossesMarkers.filter((m) => m.kind === 'graph_break');
       const r = await waitForProblems(
         page,
@@ -283,7 +289,7 @@ async function scenarioTrusted(browser) {
     await closePanel(page);
 
     const CNN = 'models/cnn.py';
-    await test(`a break in a helper: ${CNN} puts its squiggle in the imported file`, page, async (d) => {
+    await test(t, `a break in a helper: ${CNN} puts its squiggle in the imported file`, page, async (d) => {
       await openFile(page, CNN);
       const cnnText = fs.readFileSync(path.join(ws, CNN), 'utf8');
       const helperMarkers = [CNN, ...importedFiles(cnnText)]
@@ -309,7 +315,7 @@ async function scenarioTrusted(browser) {
       }
     });
 
-    await test('"Dynamo Lens: Benchmark target…" from the command palette shows the result panel', page, async (d) => {
+    await test(t, '"Dynamo Lens: Benchmark target…" from the command palette shows the result panel', page, async (d) => {
       await openFile(page, CNN);
       const tStart = Date.now();
       const titles = await runBenchmarkPickers(page, { target: CNN });
@@ -351,7 +357,7 @@ async function scenarioTrusted(browser) {
       await runCommand(page, 'View: Focus First Editor Group');
     });
     // After the benchmark, so that the hover has timings to show.
-    await test(`hovering a target's def line shows the timing table`, page, async (d) => {
+    await test(t, `hovering a target's def line shows the timing table`, page, async (d) => {
       await openFile(page, CNN);
       const targets = targetLines(fs.readFileSync(path.join(ws, CNN), 'utf8'));
       expect(targets.length > 0, `no compile_example target found in ${CNN}`);
@@ -374,7 +380,7 @@ async function scenarioTrusted(browser) {
 
     await page.keyboard.press('Escape');
 
-    await test('the "▶ Benchmark" code lens starts a benchmark, and its progress notification cancels it', page, async (d) => {
+    await test(t, 'the "▶ Benchmark" code lens starts a benchmark, and its progress notification cancels it', page, async (d) => {
       await openFile(page, CNN);
       const { line } = targetLines(fs.readFileSync(path.join(ws, CNN), 'utf8'))[0];
       await goToLine(page, line);
@@ -414,7 +420,7 @@ async function scenarioTrusted(browser) {
       expect(/idle/.test(text), `the daemon is not idle 60 s after the cancel: "${text}"`);
     });
 
-    await test('restarts are queued: a burst of restarts and an interpreter change leave exactly one daemon', page, async (d) => {
+    await test(t, 'restarts are queued: a burst of restarts and an interpreter change leave exactly one daemon', page, async (d) => {
       await openFile(page, LOSSES);
       const countStarts = () => (readExtensionLog(prof.userDataDir).match(/Daemon started in \d+ ms/g) ?? []).length;
       const before = countStarts();
@@ -474,7 +480,7 @@ async function scenarioTrusted(browser) {
   }
 }
 
-async function scenarioUntrusted(browser) {
+async function scenarioUntrusted(t, browser) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dl-e2e-untrusted-'));
   const ws = copyWorkspace(dir);
   const prof = prepareProfile(
@@ -493,7 +499,7 @@ async function scenarioUntrusted(browser) {
   const { context, page } = await openWorkbench(browser, cs.url, ws);
   const LOSSES = 'models/losses.py';
   try {
-    const restricted = await test('an untrusted workspace opens in Restricted Mode and no analysis runs', page, async (d) => {
+    const restricted = await test(t, 'an untrusted workspace opens in Restricted Mode and no analysis runs', page, async (d) => {
       const banner = await page
         .locator('.statusbar-item', { hasText: 'Restricted Mode' })
         .first()
@@ -540,7 +546,7 @@ async function scenarioUntrusted(browser) {
     });
 
     if (restricted) {
-      await test('granting trust restarts the daemon trusted: full analysis without a reload', page, async (d) => {
+      await test(t, 'granting trust restarts the daemon trusted: full analysis without a reload', page, async (d) => {
         await runCommand(page, 'Workspaces: Manage Workspace Trust');
         const button = page.locator('.workspace-trust-editor .monaco-button', { hasText: /^Trust$/ }).first();
         await button.waitFor({ timeout: 20000 });
@@ -580,11 +586,12 @@ function pythonWithoutTorch() {
   return undefined;
 }
 
-async function scenarioNoTorch(browser) {
+async function scenarioNoTorch(t, browser) {
   const py = pythonWithoutTorch();
   if (!py) {
     results.push({ name: 'an interpreter without torch (skipped: every candidate has torch)', ok: true, skipped: true, ms: 0, details: {} });
     log('skipped the no-torch scenario: no Python without torch found');
+    t.skip('no Python without torch found');
     return;
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dl-e2e-notorch-'));
@@ -596,7 +603,7 @@ async function scenarioNoTorch(browser) {
   const { context, page } = await openWorkbench(browser, cs.url, ws);
   const LOSSES = 'models/losses.py';
   try {
-    await test(`an interpreter without torch (${py}): a message names it, static hints still show`, page, async (d) => {
+    await test(t, `an interpreter without torch (${py}): a message names it, static hints still show`, page, async (d) => {
       await openFile(page, LOSSES);
       const toast = page.locator('.notification-toast', { hasText: 'torch is not installed' }).first();
       const shown = await toast.waitFor({ timeout: 60000 }).then(() => true).catch(() => false);
@@ -667,7 +674,7 @@ compiling); compare runs on an idle machine.
   log(`wrote ${path.relative(ROOT, file)}`);
 }
 
-async function main() {
+async function main(t) {
   checkInstalled();
   const vsix = vsixPath();
   if (!fs.existsSync(vsix)) throw new Error(`${vsix} is missing; run scripts/extension/setup.sh (or npm run package)`);
@@ -677,9 +684,9 @@ async function main() {
   const browser = await launchBrowser();
   try {
     for (const s of SCENARIOS) {
-      if (s === 'trusted') await scenarioTrusted(browser);
-      else if (s === 'untrusted') await scenarioUntrusted(browser);
-      else if (s === 'notorch') await scenarioNoTorch(browser);
+      if (s === 'trusted') await t.test('trusted scenario', (st) => scenarioTrusted(st, browser));
+      else if (s === 'untrusted') await t.test('untrusted scenario', (st) => scenarioUntrusted(st, browser));
+      else if (s === 'notorch') await t.test('notorch scenario', (st) => scenarioNoTorch(st, browser));
       else throw new Error(`unknown scenario ${s}`);
     }
   } finally {
@@ -691,10 +698,8 @@ async function main() {
   const failed = results.filter((r) => !r.ok);
   log(`${results.length - failed.length}/${results.length} passed in ${summary.seconds.toFixed(0)} s; metrics ${JSON.stringify(metrics)}`);
   for (const f of failed) log(`FAILED: ${f.name}: ${f.error}`);
-  process.exitCode = failed.length === 0 && results.length > 0 ? 0 : 1;
+  if (results.length === 0) throw new Error('no end-to-end check ran');
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+// node's test runner reports each check (a subtest of its scenario) and sets the exit status.
+nodeTest('Dynamo Lens in a real VS Code (code-server)', (t) => main(t));
