@@ -92,7 +92,7 @@ def test_open_publishes_the_engines_findings_and_a_reopen_is_a_cache_hit(tmp_pat
     svc = _service(tmp_path, published)
     svc.open(str(src), src.read_text(), 1)
     _wait(lambda: any(fs and fs[0].line == 3 for _, fs in published))
-    svc.close()
+    svc.close()  # lets the cache write that follows the publish land
     again: list[tuple[str, list[Finding]]] = []
     svc2 = _service(tmp_path, again)
     svc2.open(str(src), src.read_text(), 1)

@@ -75,6 +75,9 @@ class AnalysisService:
         self.engine: Engine | None = None
         self.environment: dict[str, Any] = {}
         self.last_error = ""
+        # Results published but not yet written to the cache: close() lets them land.
+        self._unstored = 0
+        self._stored = threading.Condition()
         self.scheduler = Scheduler(
             self._run, concurrency=max(1, config.workers), on_change=self._busy
         )
@@ -121,6 +124,8 @@ class AnalysisService:
 
     def close(self) -> None:
         self.scheduler.close()
+        with self._stored:  # a write takes milliseconds; a reopen then hits the cache
+            self._stored.wait_for(lambda: self._unstored == 0, timeout=1.0)
         if self.engine is not None:
             self.engine.close()
 
@@ -329,13 +334,30 @@ class AnalysisService:
         )
         return result, key
 
-    def _store(self, key: str | None, result: FileResult) -> None:
-        if key is None:
-            return
+    def _accept_then_store(
+        self,
+        doc: DocState,
+        shown: FileResult,
+        data: bytes,
+        job: Job,
+        key: str | None,
+        stored: FileResult | None = None,
+    ) -> None:
+        """Publish ``shown``, then cache ``stored`` (default: the same) under ``key``: the user
+        does not wait for the atomic write's fsync."""
+        with self._stored:
+            self._unstored += 1
         try:
-            self.cache.put(key, result)
-        except OSError as exc:
-            self._log(f"cache write failed: {exc}")
+            self._accept(doc, shown, data, job)
+            if key is not None:
+                try:
+                    self.cache.put(key, stored or shown)
+                except OSError as exc:
+                    self._log(f"cache write failed: {exc}")
+        finally:
+            with self._stored:
+                self._unstored -= 1
+                self._stored.notify_all()
 
     def _run(self, job: Job) -> None:
         doc = self._doc(job.path)
@@ -348,15 +370,14 @@ class AnalysisService:
         if got is None:
             return
         result, key = got
-        self._accept(doc, result, data, job)
-        self._store(key, result)  # after publishing: the atomic write's fsync is not waited on
+        self._accept_then_store(doc, result, data, job, key)
         # The slower checks (equivalence, timings) follow in the background.
         rest = [c for c in self.config.checks if c not in job.checks]
         if rest and result.reports and not job.token.cancelled:
             more = self._analyse(job, data, rest)
             if more is not None:
-                self._accept(doc, merge_results(result, more[0]), data, job)
-                self._store(more[1], more[0])
+                merged = merge_results(result, more[0])
+                self._accept_then_store(doc, merged, data, job, more[1], more[0])
 
     def _accept(self, doc: DocState, result: FileResult, data: bytes, job: Job) -> None:
         if self.scheduler.has_pending(doc.path) and job.reason != "command":

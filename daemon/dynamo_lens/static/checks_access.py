@@ -53,7 +53,7 @@ class AccessChecks(WalkerCore):
             if fn == "range":
                 for a in it.args:
                     if self.expr(a).tensor:
-                        self.hit("tensor-to-python-scalar", it, "range() over a tensor", "GB0059")
+                        self.hit("tensor-to-python-scalar", it, "range")
                 return SCALAR
             if fn == "enumerate" and it.args:
                 return m.tup([SCALAR, self.iter_value(it.args[0])])
@@ -107,17 +107,15 @@ class AccessChecks(WalkerCore):
         if v.tensor:
             parts = idx.elts if idx.k == K.TUPLE else (idx,)
             if not store and any(p.k == K.BOOL for p in parts):
-                self.hit("dynamic-shape-op", e, "boolean-mask indexing", "GB0036")
+                self.hit("dynamic-shape-op", e, "bool-mask")
                 return TENSOR
             if not store and any(p.k == K.INDEX0 for p in parts):
-                self.hit(
-                    "tensor-to-python-scalar", e, "indexing with a 0-d tensor (argmax())", "GB0033"
-                )
+                self.hit("tensor-to-python-scalar", e, "index-0d")
                 return TENSOR
             return BOOL if v.k == K.BOOL else TENSOR  # a slice of a mask is still a mask
         if v.k == K.TUPLE:
             if idx.tensor and not store:  # a Python list indexed by a tensor reads its value
-                self.hit("tensor-to-python-scalar", e, "Python sequence indexed by a tensor")
+                self.hit("tensor-to-python-scalar", e, "seq-index")
                 return m.element(v)
             if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
                 i = e.slice.value
@@ -131,6 +129,6 @@ class AccessChecks(WalkerCore):
             return m.element(v) if not isinstance(e.slice, ast.Slice) else v
         if v.k == K.SCALAR:
             if idx.tensor:  # a Python list indexed by a tensor reads its value
-                self.hit("tensor-to-python-scalar", e, "Python sequence indexed by a tensor")
+                self.hit("tensor-to-python-scalar", e, "seq-index")
             return SCALAR
         return UNKNOWN

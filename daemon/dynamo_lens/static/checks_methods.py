@@ -50,17 +50,14 @@ class MethodChecks(WalkerCore):
             if name in LOG_METHODS and not any(
                 d.endswith(f".{name}") for d in self.an.flags.reorderable
             ):
-                self.hit("logger-call", e, f"logger.{name}() call")
+                self.hit("logger-call", e, "logger", name=name)
             return SCALAR
         if recv.k == K.FILE:
             return UNKNOWN  # open() was already flagged
         if recv.k == K.NDARRAY:
             if name in ("item", "tolist"):
                 self.hit(
-                    "numpy-to-python",
-                    e,
-                    f"ndarray.{name}() of a NumPy value computed from a tensor",
-                    "GB0109" if name == "tolist" else "GB0033",
+                    "numpy-to-python", e, "tolist" if name == "tolist" else "method", name=name
                 )
                 return SCALAR
             return NDARRAY
@@ -87,8 +84,8 @@ class MethodChecks(WalkerCore):
             return SCALAR
         if name == "tolist" and not e.args:
             if not flags.capture_scalar_outputs or not _int_tensor_expr(func.value):
-                gb = "GB0033" if _int_tensor_expr(func.value) else "GB0109"
-                self.hit("tensor-tolist", e, None, gb)
+                kind = "int" if _int_tensor_expr(func.value) else "float"
+                self.hit("tensor-tolist", e, kind)
             return SCALAR
         if name == "backward" and (known or isinstance(func.value, ast.Name)):
             self.hit("tensor-backward", e)
@@ -101,27 +98,22 @@ class MethodChecks(WalkerCore):
                 return UNKNOWN
             return UNKNOWN
         if name in ("equal", "allclose", "is_nonzero"):
-            self.hit("data-dependent-bool-op", e, f"Tensor.{name}() returns a Python bool")
+            self.hit("data-dependent-bool-op", e, "tensor-method", name=name)
             return SCALAR
         if name in DYNAMIC_SHAPE_FNS and not flags.capture_dynamic_output_shape_ops:
-            self.hit("dynamic-shape-op", e, f"Tensor.{name}() has a data-dependent output shape")
+            self.hit("dynamic-shape-op", e, "tensor-method", name=name)
             if any(k.arg in ("as_tuple", "return_inverse", "return_counts") for k in e.keywords):
                 return SEQ
             return TENSOR
         if name == "repeat_interleave" and args and args[0].tensor:
             if not flags.capture_dynamic_output_shape_ops:
-                self.hit("dynamic-shape-op", e, "repeat_interleave() with tensor repeats")
+                self.hit("dynamic-shape-op", e, "repeat-interleave")
             return TENSOR
         if name in ("resize_", "resize_as_"):
-            self.hit(
-                "tensor-meta-mutation",
-                e,
-                f"Tensor.{name}() call",
-                "GB0126" if name == "resize_" else "GB0127",
-            )
+            self.hit("tensor-meta-mutation", e, "resize" if name == "resize_" else "set", name=name)
             return TENSOR
         if name == "requires_grad_":
-            self.hit("tensor-meta-mutation", e, "Tensor.requires_grad_() call", "GB8985")
+            self.hit("tensor-meta-mutation", e, "requires-grad-method")
             return TENSOR
         if name == "numpy":
             return NDARRAY

@@ -32,9 +32,7 @@ class ModuleCallChecks(WalkerCore):
         if self.quiet or self.fi is None:
             return UNKNOWN
         if fi.disabled:
-            self.hit(
-                "compiler-disabled-call", e, f"call to {fi.name}(), which is compiler-disabled"
-            )
+            self.hit("compiler-disabled-call", e, "call", name=fi.name)
             return UNKNOWN
         closure: dict[str, V] = {}
         if fi.parent is not None and fi.parent is self.fi:
@@ -54,7 +52,7 @@ class ModuleCallChecks(WalkerCore):
     def call_module(self, e: ast.Call, v: V, args: list[V], kwargs: dict[str, V]) -> V:
         rnn = sorted(c for c in v.classes if c.rsplit(".", 1)[-1] in RNN_LAYERS)
         if rnn and rnn[0].startswith("torch.nn."):
-            self.hit("rnn", e, f"nn.{rnn[0].rsplit('.', 1)[-1]} module call")
+            self.hit("rnn", e, "module", name=rnn[0].rsplit(".", 1)[-1])
             return SEQ
         out: V | None = None
         for ci in self._classes(v):
@@ -79,9 +77,7 @@ class ModuleCallChecks(WalkerCore):
             ci = self.ix.classes[name]
             if ci.is_module:
                 if not self.quiet and self.an.creates_params(ci):
-                    self.hit(
-                        "module-construction", e, f"{name}(...) constructed inside compiled code"
-                    )
+                    self.hit("module-construction", e, "class", name=name)
                 return m.module_of(frozenset({ci.qualname}))
             init = self.ix.method(ci, "__init__")
             if init is not None:

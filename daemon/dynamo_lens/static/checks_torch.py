@@ -48,13 +48,13 @@ class TorchChecks(WalkerCore):
             "torch.random.manual_seed",
             "torch.random.seed",
         ):
-            self.hit("python-random", e, f"{q}() call")
+            self.hit("python-random", e, "call", name=q)
             return UNKNOWN
         if q in ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all"):
-            self.hit("python-random", e, f"{q}() call")
+            self.hit("python-random", e, "call", name=q)
             return UNKNOWN
         if q in ("torch.save", "torch.load"):
-            self.hit("file-io", e, f"{q}() call", "GB0007")
+            self.hit("file-io", e, "skipped", name=q)
             return UNKNOWN
         if q == "torch.autograd.grad":
             self.hit("autograd-grad", e)
@@ -67,15 +67,15 @@ class TorchChecks(WalkerCore):
             return TENSOR
         if ns == "torch.nn":
             if fn in ("Parameter", "Buffer"):
-                self.hit("module-construction", e, f"nn.{fn}(...) created inside compiled code")
+                self.hit("module-construction", e, "nn-created", name=fn)
                 return TENSOR
             if fn in PARAM_LAYERS:
-                self.hit("module-construction", e, f"nn.{fn}(...) constructed inside compiled code")
+                self.hit("module-construction", e, "nn-constructed", name=fn)
             if fn in CONTAINERS:
                 return m.module_of(self._module_classes_in(e))
             return m.module_of(frozenset({q})) if fn[:1].isupper() else UNKNOWN
         if q in PACK_FNS:
-            self.hit("rnn", e, f"{_short(q)}() call", "GB0007")
+            self.hit("rnn", e, "functional", name=_short(q))
             return UNKNOWN
         if ns not in TENSOR_NS:
             return TENSOR if ns == "torch.utils.checkpoint" else UNKNOWN
@@ -83,20 +83,20 @@ class TorchChecks(WalkerCore):
             return UNKNOWN  # private ops: return types vary (bools, tuples, handles)
         # torch.<op>, F.<op>, torch.linalg.<op>, ...
         if fn in TORCH_DATA_BOOL:
-            self.hit("data-dependent-bool-op", e, f"{_short(q)}() returns a Python bool")
+            self.hit("data-dependent-bool-op", e, "torch-fn", name=_short(q))
             return SCALAR
         if fn in DYNAMIC_SHAPE_FNS and not self.an.flags.capture_dynamic_output_shape_ops:
-            self.hit("dynamic-shape-op", e, f"{_short(q)}() has a data-dependent output shape")
+            self.hit("dynamic-shape-op", e, "torch-fn", name=_short(q))
         if fn == "where" and len(e.args) == 1 and not e.keywords:
             if not self.an.flags.capture_dynamic_output_shape_ops:
-                self.hit("dynamic-shape-op", e, "torch.where(condition) has a data-dependent shape")
+                self.hit("dynamic-shape-op", e, "where")
             return SEQ
         if fn == "repeat_interleave" and not self.an.flags.capture_dynamic_output_shape_ops:
             reps = args[1] if len(args) > 1 else kwargs.get("repeats")
             if (len(args) == 1 and args[0].tensor and not kwargs) or (
                 reps is not None and reps.tensor
             ):
-                self.hit("dynamic-shape-op", e, "repeat_interleave() with tensor repeats")
+                self.hit("dynamic-shape-op", e, "repeat-interleave")
         if fn == "one_hot" and ns == "torch.nn.functional":
             if len(e.args) < 2 and not any(k.arg == "num_classes" for k in e.keywords):
                 self.hit("one-hot-no-num-classes", e)

@@ -4,13 +4,24 @@ Every GB id here was checked against torch 2.13 by running ``torch._dynamo.expla
 snippet (see ``bench/static/RESULTS.md``); torch names the id in its own message
 ("For more details ... gb/gb0124.html"). Where the reason torch gives depends on the call
 (e.g. a scipy routine that Dynamo inlines and trips over somewhere inside), ``gb_id`` is ``None``
-rather than a guess. This module is data only; the detection lives in ``analyzer.py`` and
-``checks_*.py``.
+rather than a guess. Where one rule covers several forms of a construct, each form is a
+variant with its own message detail and GB id. This module is data only; the detection lives
+in ``analyzer.py`` and ``checks_*.py``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+# A variant's GB id when it is the rule's own.
+SAME = "same"
+
+
+@dataclass(frozen=True)
+class Variant:
+    what: str  # the message detail: a str.format template over the hit's fields ({name})
+    gb_id: str | None  # torch's id for this form; None: torch names none; SAME: the rule's
 
 
 @dataclass(frozen=True)
@@ -23,6 +34,7 @@ class Rule:
     # "high": torch breaks on this construct whenever it is traced; "medium": it depends on
     # values or types the source does not show. High maps to INFORMATION, medium to HINT.
     confidence: str = "high"
+    variants: Mapping[str, Variant] = field(default_factory=dict)
 
 
 def _r(id: str, what: str, explanation: str, hint: str, gb: str | None, conf: str = "high") -> Rule:
@@ -278,4 +290,94 @@ _RULES = [
     ),
 ]
 
-RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+# The forms of a construct a rule reports separately: (message detail, GB id).
+_VARIANTS: dict[str, dict[str, tuple[str, str | None]]] = {
+    "tensor-to-python-scalar": {
+        "range": ("range() over a tensor", "GB0059"),
+        "index-0d": ("indexing with a 0-d tensor (argmax())", "GB0033"),
+        "seq-index": ("Python sequence indexed by a tensor", SAME),
+        "builtin": ("{name}() of a tensor", SAME),
+        "math": ("{name}() on a tensor", "GB0033"),
+        "in-test": ("`in` test on a tensor", SAME),
+    },
+    "dynamic-shape-op": {
+        "bool-mask": ("boolean-mask indexing", "GB0036"),
+        "tensor-method": ("Tensor.{name}() has a data-dependent output shape", SAME),
+        "torch-fn": ("{name}() has a data-dependent output shape", SAME),
+        "where": ("torch.where(condition) has a data-dependent shape", SAME),
+        "repeat-interleave": ("repeat_interleave() with tensor repeats", SAME),
+    },
+    "file-io": {
+        "call": ("{name}() call", SAME),  # the id comes from api.IO_GB
+        "skipped": ("{name}() call", "GB0007"),
+        "subprocess": ("{name}() call", "GB0007"),
+        "other": ("{name}() call", None),
+    },
+    "debugger": {
+        "breakpoint": ("breakpoint() call", "GB0059"),
+        "pdb": ("{name}() call", "GB0007"),
+        "other": ("{name}() call", None),
+    },
+    "numpy-to-python": {
+        "builtin": ("{name}() of a NumPy value computed from a tensor", SAME),
+        "tolist": ("ndarray.{name}() of a NumPy value computed from a tensor", "GB0109"),
+        "method": ("ndarray.{name}() of a NumPy value computed from a tensor", "GB0033"),
+    },
+    "tensor-to-string": {
+        "repr": ("{name}() of a tensor", "GB0569"),
+        "str": ("{name}() of a tensor", SAME),
+        "percent-format": ("%-formatting a tensor", SAME),
+    },
+    "data-dependent-branch": {"any-all": ("{name}() over tensor conditions", SAME)},
+    "data-dependent-bool-op": {
+        "tensor-method": ("Tensor.{name}() returns a Python bool", SAME),
+        "torch-fn": ("{name}() returns a Python bool", SAME),
+        "not": ("`not` applied to a tensor", SAME),
+    },
+    "wall-clock": {"call": ("{name}() call", SAME)},
+    "datetime-now": {"call": ("{name}() call", SAME)},
+    "python-random": {"call": ("{name}() call", SAME)},
+    "logging-module-call": {"call": ("{name}() call", SAME)},
+    "frame-inspection": {"call": ("{name}() call", SAME)},
+    "compiler-disabled-call": {"call": ("call to {name}(), which is compiler-disabled", SAME)},
+    "numpy-random-unsupported": {"call": ("np.random.{name}() call", SAME)},
+    "numpy-random-scalar": {"no-size": ("np.random.{name}() without a size", SAME)},
+    "deepcopy": {
+        "deepcopy": ("", "GB4198"),
+        "module": ("copy.deepcopy() of a module", "GB0264"),
+    },
+    "non-torch-library": {"call": ("{name}() call", SAME)},  # the id comes from api.LIBRARIES
+    "logger-call": {
+        "logger": ("logger.{name}() call", SAME),
+        "logging-logger": ("{name}() call", None),
+    },
+    "tensor-tolist": {"int": ("", "GB0033"), "float": ("", "GB0109")},
+    "tensor-meta-mutation": {
+        "resize": ("Tensor.{name}() call", "GB0126"),
+        "set": ("Tensor.{name}() call", "GB0127"),
+        "requires-grad-method": ("Tensor.requires_grad_() call", "GB8985"),
+        "requires-grad-attr": ("setting Tensor.requires_grad", "GB0206"),
+        "data-attr": ("assigning Tensor.data", "GB0056"),
+    },
+    "rnn": {
+        "module": ("nn.{name} module call", SAME),
+        "functional": ("{name}() call", "GB0007"),
+    },
+    "module-construction": {
+        "class": ("{name}(...) constructed inside compiled code", SAME),
+        "nn-created": ("nn.{name}(...) created inside compiled code", SAME),
+        "nn-constructed": ("nn.{name}(...) constructed inside compiled code", SAME),
+    },
+    "class-definition": {"class": ("class {name} defined inside compiled code", SAME)},
+}
+
+RULES: dict[str, Rule] = {
+    r.id: replace(
+        r,
+        variants={
+            k: Variant(what, r.gb_id if gb == SAME else gb)
+            for k, (what, gb) in _VARIANTS.get(r.id, {}).items()
+        },
+    )
+    for r in _RULES
+}

@@ -91,17 +91,29 @@ class WalkerCore(ABC):
         self,
         rule_id: str,
         node: ast.AST,
-        what: str | None = None,
-        gb: str | None = None,
+        variant: str | None = None,
+        *,
         resumable: bool = True,
+        gb: str | None = None,
+        **fields: str,
     ) -> None:
+        """Record a rule hit: ``variant`` names the form (rules.py), ``fields`` fill its message,
+        ``gb`` is an id looked up in one of api.py's tables ("" for none there)."""
         if self.quiet or self.skipped:
             return
         key = (id(node), rule_id)
         if key in self._hit_keys:
             return
         self._hit_keys.add(key)
-        self.hits.append(Hit(RULES[rule_id], node, what, gb, self.loop > 0))
+        rule = RULES[rule_id]
+        what: str | None = None
+        gb_id = gb
+        if variant is not None:
+            form = rule.variants[variant]
+            what = form.what.format(**fields) or None
+            if gb_id is None:
+                gb_id = form.gb_id if form.gb_id is not None else ""
+        self.hits.append(Hit(rule, node, what, gb_id, self.loop > 0))
         if self.loop or self.skipping or not resumable:
             self.skipped = True
 
@@ -190,7 +202,7 @@ class WalkerCore(ABC):
                 self.expr(d)
             self.env[s.name] = UNKNOWN
         elif isinstance(s, ast.ClassDef):
-            self.hit("class-definition", _header(s), f"class {s.name} defined inside compiled code")
+            self.hit("class-definition", _header(s), "class", name=s.name)
             self.env[s.name] = UNKNOWN
         elif isinstance(s, ast.Raise):
             if s.exc is not None:
@@ -248,9 +260,9 @@ class WalkerCore(ABC):
                 const = value.value if isinstance(value, ast.Constant) else _NO_CONST
                 self.self_stores[t.attr] = (v, const)
             elif recv.tensor and t.attr == "requires_grad":
-                self.hit("tensor-meta-mutation", t, "setting Tensor.requires_grad", "GB0206")
+                self.hit("tensor-meta-mutation", t, "requires-grad-attr")
             elif recv.tensor and t.attr == "data":
-                self.hit("tensor-meta-mutation", t, "assigning Tensor.data", "GB0056")
+                self.hit("tensor-meta-mutation", t, "data-attr")
         elif isinstance(t, ast.Subscript):
             # x[mask] = v is an index_put: fine for Dynamo, so no dynamic-shape check here.
             self.expr(t.value)
@@ -350,7 +362,7 @@ class WalkerCore(ABC):
             if isinstance(e.op, ast.Mod) and _is_str_expr(e.left):
                 parts = e.right.elts if isinstance(e.right, ast.Tuple) else [e.right]
                 if any(self.peek(p).tensor for p in parts):
-                    self.hit("tensor-to-string", e, "%-formatting a tensor")
+                    self.hit("tensor-to-string", e, "percent-format")
                 return SCALAR
             return self.binop(e.op, left, right, e)
         if isinstance(e, ast.Compare):
@@ -358,7 +370,7 @@ class WalkerCore(ABC):
             for op, right in zip(e.ops, vals[1:], strict=True):
                 if isinstance(op, (ast.In, ast.NotIn)) and right.tensor:
                     # Tensor.__contains__ is (t == v).any().item(): a host read (GB0124).
-                    self.hit("tensor-to-python-scalar", e, "`in` test on a tensor", resumable=False)
+                    self.hit("tensor-to-python-scalar", e, "in-test", resumable=False)
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
                 return SCALAR
             if any(v.tensor for v in vals):
@@ -378,9 +390,7 @@ class WalkerCore(ABC):
             val = self.expr(e.operand)
             if isinstance(e.op, ast.Not):
                 if val.tensor:
-                    self.hit(
-                        "data-dependent-bool-op", e, "`not` applied to a tensor", resumable=False
-                    )
+                    self.hit("data-dependent-bool-op", e, "not", resumable=False)
                 return SCALAR
             if isinstance(e.op, ast.Invert) and val.k == K.BOOL:
                 return BOOL
