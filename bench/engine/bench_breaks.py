@@ -14,8 +14,6 @@ floor+trace  The same, with Dynamo Lens's ``TraceCapture`` handler attached arou
 jobs         The worker's own job functions (``discover_job`` then ``analyze_job`` per unit,
              checks=["breaks"]) called directly in the helper: everything the worker does,
              without the process boundary. Timed inside the helper, with phase timers.
-jobs_fixed   Only when this checkout lacks the fixes of f71e467 (memoised ``Workspace.contains``,
-             ``_frames_from_text`` filtered to workspace frames): ``jobs`` with them patched in.
 warm         ``Engine.analyze_file(path, ["breaks"])`` on a warm worker (``environment()``
              first, one warm-up analysis per file). Timed in this (parent) process.
 naive        ``python -c`` per file: start the interpreter, ``import torch``, then the floor
@@ -139,45 +137,9 @@ def serve(root: str) -> int:
     ph.wrap(TraceCapture, "emit", "TraceCapture.emit (handler body)")
     ph.wrap(breaks, "find_breaks", "breaks: find_breaks total (explain under TraceCapture + sites)")
     noop = lambda **_k: None  # noqa: E731
-
-    # The fixes proposed in RESULTS.md, emulated by patching (on only for the "jobs_fixed" variant).
     from dynamo_lens.engine import locate
 
-    orig_contains = locate.Workspace.contains
-    orig_fft = breaks._frames_from_text
-    contains_cache: dict[tuple[Any, ...], bool] = {}
     ws_root = locate.Workspace(Path(root), cfg.excludes)
-
-    def cached_contains(self: Any, path: Any) -> bool:
-        # Fix 1: remember each path's answer (realpath of ~2.4k torch module files per scan).
-        key = (self.root, self._excludes, path)
-        hit = contains_cache.get(key)
-        if hit is None:
-            hit = contains_cache[key] = orig_contains(self, path)
-        return hit
-
-    def user_frames_from_text(text: str) -> list[Any]:
-        # Fix 2: locate (AST-walk) only workspace frames, not every torch frame in the text.
-        out = []
-        for ln in text.splitlines():
-            mt = breaks._TB_FRAME_RE.match(ln)
-            if mt and ws_root.contains(mt["path"]):
-                out.append(breaks.frame_at(mt["path"], int(mt["line"]), mt["name"]))
-        return out
-
-    import inspect
-
-    missing = []
-    if not hasattr(locate, "_contains"):  # fixed in f71e467: a per-process lru_cache
-        missing.append("contains-cache")
-    if len(inspect.signature(orig_fft).parameters) == 1:  # fixed in f71e467: (text, ws)
-        missing.append("frames-filter")
-
-    def set_fixes(on: bool) -> None:
-        if "contains-cache" in missing:
-            locate.Workspace.contains = cached_contains if on else orig_contains  # type: ignore[method-assign]
-        if "frames-filter" in missing:
-            breaks._frames_from_text = user_frames_from_text if on else orig_fft
 
     def jobs_file(path: str) -> dict[str, Any]:
         base = {"root": root, "path": path, "config": cfg.to_dict(), "config_targets": []}
@@ -216,14 +178,6 @@ def serve(root: str) -> int:
             res = run_file(root, req["path"], capture=TraceCapture)
         elif op == "jobs":
             res = jobs_file(req["path"])
-        elif op == "jobs_fixed":
-            set_fixes(True)
-            try:
-                res = jobs_file(req["path"])
-            finally:
-                set_fixes(False)
-        elif op == "fixes":
-            res = {"missing": missing}
         elif op == "rss":
             res = rss_kb()
         elif op == "scan":
@@ -303,12 +257,11 @@ def naive(root: Path, path: str) -> tuple[float, dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------- main
-VARIANTS = ("floor", "floor_trace", "jobs", "jobs_fixed", "warm", "naive")
+VARIANTS = ("floor", "floor_trace", "jobs", "warm", "naive")
 LABELS = {
     "floor": "floor",
     "floor_trace": "floor+trace",
     "jobs": "jobs (in-proc)",
-    "jobs_fixed": "jobs, fixes emulated",
     "warm": "warm worker",
     "naive": "naive",
 }
@@ -372,12 +325,7 @@ def main() -> int:
     rss_engine_started = rss_kb()
     worker_pid = engine.pool._all[0].proc.pid  # type: ignore[union-attr]
 
-    missing = helper.ask("fixes")["missing"]
-    variants = [
-        v
-        for v in VARIANTS
-        if not (args.no_naive and v == "naive") and not (v == "jobs_fixed" and not missing)
-    ]
+    variants = [v for v in VARIANTS if not (args.no_naive and v == "naive")]
 
     # Files and warm-up: one analysis per file in each warm process; keep files with targets.
     files: list[str] = []
@@ -394,7 +342,6 @@ def main() -> int:
         fl = helper.ask("floor", str(p))
         helper.ask("floor_trace", str(p))
         jb = helper.ask("jobs", str(p))
-        jf = helper.ask("jobs_fixed", str(p)) if "jobs_fixed" in variants else jb
         files.append(str(p))
         info[str(p)] = {
             "rel": p.relative_to(root).as_posix(),
@@ -404,7 +351,6 @@ def main() -> int:
             "jobs_breaks": jb["breaks"],
             "explain_breaks": fl["breaks"],
             "errors": errors,
-            "fixed_same_findings": jb["findings"] == jf["findings"],
             "findings": jb["findings"],
         }
     t_warm = time.monotonic() - t_start
@@ -472,9 +418,7 @@ def main() -> int:
 
     lines: list[str] = []
     w = lines.append
-    shown = [
-        v for v in ("floor", "floor_trace", "jobs", "jobs_fixed", "warm", "naive") if v in variants
-    ]
+    shown = [v for v in VARIANTS if v in variants]
     ratios = [v for v in ("warm", "naive") if v in variants]
     w(
         "| file | targets | "
@@ -534,32 +478,11 @@ def main() -> int:
         decomp.append(f"| {name} | {cell} | {share} |")
     decomp.append(f"| **warm − floor** | {gap_cell} | |")
     decomp.append("")
-    same_all = all(
-        r["findings"] == info[f]["findings"]
-        for f in files
-        for v in ("jobs", "jobs_fixed")
-        if v in variants
-        for r in extra[v][f]
+    same_all = all(r["findings"] == info[f]["findings"] for f in files for r in extra["jobs"][f])
+    decomp.append(
+        f"Findings of the in-process jobs identical in the warm-up and every round: {same_all}."
     )
-    if "jobs_fixed" in variants:
-        # Project with the measured cost of the process boundary only (warm − worker-side job time).
-        proj = [
-            jf + max(0.0, wa - wk)
-            for jf, wa, wk in zip(tot["jobs_fixed"], tot["warm"], worker_tot, strict=True)
-        ]
-        decomp.append(
-            f"With the proposed fixes ({', '.join(missing)}) emulated in-process (`jobs_fixed`): jobs {m['jobs'] * 1e3:.0f} → "
-            f"{m['jobs_fixed'] * 1e3:.0f} ms per round ({ratio_cell(tot['jobs_fixed'], tot['jobs'])} of before), "
-            f"{ratio_cell(tot['jobs_fixed'], tot['floor'])} of the floor; projected warm/floor ≈ "
-            f"{ratio_cell(proj, tot['floor'])} (per round: jobs_fixed + that round's process-boundary cost, warm − worker-side job time). Findings identical with and "
-            f"without the fixes (warm-up and every round): {all(info[f]['fixed_same_findings'] for f in files) and same_all}."
-        )
-        decomp.append("")
-    else:
-        decomp.append(
-            f"Findings of the in-process jobs identical in the warm-up and every round: {same_all}."
-        )
-        decomp.append("")
+    decomp.append("")
     decomp.append(
         f"Worker-side job time comes from `worker_probe/sitecustomize.py` (each job's own time, printed by the "
         f"worker; median per round {m_worker * 1e3:.0f} ms; every job reported: {probe_ok})."
@@ -641,16 +564,8 @@ def main() -> int:
     _, trace_cell = diff_cell(tot["floor_trace"], tot["floor"])
     _, boundary_cell = diff_cell(tot["warm"], worker_tot)
     _, inworker_cell = diff_cell(worker_tot, tot["jobs"])
-    status1 = (
-        "**proposed, not in this checkout**: emulated as `jobs_fixed` above"
-        if "contains-cache" in missing
-        else "**fixed in f71e467** (`locate._contains`, an `lru_cache` per process)"
-    )
-    status2 = (
-        "**proposed, not in this checkout**: emulated as `jobs_fixed` above"
-        if "frames-filter" in missing
-        else "**fixed in f71e467** (`_frames_from_text(text, ws)`)"
-    )
+    status1 = "**fixed in f71e467** (`locate._contains`, an `lru_cache` per process)"
+    status2 = "**fixed in f71e467** (`_frames_from_text(text, ws)`)"
     now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     hist_rows: list[dict[str, Any]] = []
     if args.history:

@@ -1,38 +1,16 @@
 /**
  * The Python extension (ms-python.python), when installed: its active environment for a resource,
- * and an event when that changes. Optional: code-server ships without it.
+ * and an event when that changes. Optional: code-server ships without it. Typed by
+ * `@vscode/python-extension`, the Python extension's own API package.
  */
 
+import { PythonExtension } from '@vscode/python-extension';
 import * as vscode from 'vscode';
 
-const PYTHON_EXTENSION_ID = 'ms-python.python';
-
-interface EnvironmentPath {
-  id: string;
-  path: string;
-}
-
-interface ResolvedEnvironment {
-  executable?: { uri?: vscode.Uri; path?: string };
-  path?: string;
-}
-
-interface PythonEnvironmentsApi {
-  getActiveEnvironmentPath(resource?: vscode.Uri | vscode.WorkspaceFolder): EnvironmentPath;
-  resolveEnvironment(env: EnvironmentPath | string): Promise<ResolvedEnvironment | undefined>;
-  onDidChangeActiveEnvironmentPath?: vscode.Event<unknown>;
-}
-
-interface PythonExtensionApi {
-  environments?: PythonEnvironmentsApi;
-}
-
-async function environmentsApi(log: vscode.LogOutputChannel): Promise<PythonEnvironmentsApi | undefined> {
-  const ext = vscode.extensions.getExtension<PythonExtensionApi>(PYTHON_EXTENSION_ID);
-  if (!ext) return undefined;
+async function environmentsApi(log: vscode.LogOutputChannel): Promise<PythonExtension['environments'] | undefined> {
+  if (!vscode.extensions.getExtension('ms-python.python')) return undefined; // not installed: no message
   try {
-    const api = ext.isActive ? ext.exports : await ext.activate();
-    return api?.environments;
+    return (await PythonExtension.api()).environments;
   } catch (e) {
     log.warn(`The Python extension did not activate: ${String(e)}`);
     return undefined;
@@ -49,8 +27,7 @@ export async function pythonExtensionInterpreter(
   try {
     const active = envs.getActiveEnvironmentPath(resource);
     const resolved = await envs.resolveEnvironment(active);
-    const exe = resolved?.executable?.uri?.fsPath ?? resolved?.executable?.path ?? resolved?.path;
-    return exe || active.path || undefined;
+    return resolved?.executable.uri?.fsPath || active.path || undefined;
   } catch (e) {
     log.warn(`Could not read the Python extension's active environment: ${String(e)}`);
     return undefined;
@@ -62,5 +39,5 @@ export async function onDidChangePythonInterpreter(
   log: vscode.LogOutputChannel,
 ): Promise<vscode.Disposable | undefined> {
   const envs = await environmentsApi(log);
-  return envs?.onDidChangeActiveEnvironmentPath?.(() => listener());
+  return envs?.onDidChangeActiveEnvironmentPath(() => listener());
 }

@@ -21,24 +21,28 @@ def did_open(ls: DynamoLensServer, params: types.DidOpenTextDocumentParams) -> N
     ls.service.open(path, d.text, d.version)
 
 
+def _buffer(ls: DynamoLensServer, uri: str) -> tuple[str, str, int | None] | None:
+    """(path, editor text, version) of a file document the service should hear about."""
+    path = uri_to_path(uri)
+    if ls.service is None or path is None:
+        return None
+    return (path, *ls.doc_text(uri))
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: DynamoLensServer, params: types.DidChangeTextDocumentParams) -> None:
-    path = uri_to_path(params.text_document.uri)
-    if ls.service is None or path is None:
-        return
-    text, version = ls.doc_text(params.text_document.uri)
-    ls.service.change(path, text, version)
+    buf = _buffer(ls, params.text_document.uri)
+    if buf is not None and ls.service is not None:
+        ls.service.change(*buf)
 
 
 @server.feature(
     types.TEXT_DOCUMENT_DID_SAVE, types.TextDocumentSaveRegistrationOptions(include_text=False)
 )
 def did_save(ls: DynamoLensServer, params: types.DidSaveTextDocumentParams) -> None:
-    path = uri_to_path(params.text_document.uri)
-    if ls.service is None or path is None:
-        return
-    text, version = ls.doc_text(params.text_document.uri)
-    ls.service.save(path, text, version)
+    buf = _buffer(ls, params.text_document.uri)
+    if buf is not None and ls.service is not None:
+        ls.service.save(*buf)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
