@@ -7,10 +7,22 @@ Editor settings (camelCase) and pyproject keys (kebab-case or snake_case) are bo
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# The naming rule for example functions, everywhere it is applied (worker discovery, the
+# engine's pre-filter on raw bytes, static hints, code actions): module-level
+# `compile_example` or `compile_example_<suffix>`.
+EXAMPLE_NAME = re.compile(r"compile_example(?:_\w+)?")
+EXAMPLE_DEF = re.compile(rb"^def\s+" + EXAMPLE_NAME.pattern.encode() + rb"\s*\(", re.M)
+
+
+def is_example_name(name: str) -> bool:
+    return EXAMPLE_NAME.fullmatch(name) is not None
+
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -114,3 +114,21 @@ def test_a_burst_of_saves_is_one_analysis_of_the_last_text(tmp_path: Path) -> No
     time.sleep(0.1)
     assert len(svc.engine.calls) == 1  # type: ignore[union-attr]
     svc.close()
+
+
+def test_the_debouncer_runs_the_last_call_per_key_once_on_one_thread() -> None:
+    from dynamo_lens.server.debounce import Debouncer
+
+    ran: list[tuple[str, int]] = []
+    threads_before = threading.active_count()
+    d = Debouncer()
+    for key in ("a", "b"):
+        for i in range(200):
+            d.call(key, 0.02, lambda key=key, i=i: ran.append((key, i)))
+    d.call("c", 0.01, lambda: ran.append(("c", 0)))
+    d.cancel("c")
+    assert threading.active_count() <= threads_before + 1  # one thread, not one per call
+    _wait(lambda: len(ran) == 2)
+    time.sleep(0.05)
+    assert sorted(ran) == [("a", 199), ("b", 199)]
+    d.close()

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import ALL_CHECKS, Config
+from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
 from ..findings import FileResult, Finding, TargetId, TargetReport, from_wire
 from .cancel import CancelToken
 from .errors import error_at, error_from_death
@@ -25,7 +25,6 @@ from .source import content_hash, decode_source, syntax_error
 
 LogFn = Callable[[str], None]
 ProgressFn = Callable[[dict[str, Any]], None]
-_EXAMPLE_DEF = re.compile(rb"^def\s+compile_example\w*\s*\(", re.M)
 _CLASS_DEF = re.compile(rb"^class\s+\w+\s*\(", re.M)
 
 _DEATH_HINTS = {
@@ -41,7 +40,7 @@ _DEATH_HINTS = {
 
 def might_have_targets(data: bytes, config_targets: Sequence[str], guess: bool) -> bool:
     """Cheap filter so files with nothing to compile never start user code."""
-    if config_targets or _EXAMPLE_DEF.search(data):
+    if config_targets or EXAMPLE_DEF.search(data):
         return True
     return guess and b"Module" in data and bool(_CLASS_DEF.search(data))
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
+
+from ..config import is_example_name
 
 
 @dataclass
@@ -22,11 +23,7 @@ def _parse(source: str) -> ast.Module | None:
 
 
 def _examples(tree: ast.Module) -> list[ast.FunctionDef]:
-    return [
-        n
-        for n in tree.body
-        if isinstance(n, ast.FunctionDef) and re.match(r"^compile_example(_\w+)?$", n.name)
-    ]
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and is_example_name(n.name)]
 
 
 def mark_dynamic(source: str, arg_index: int, dim: int, example: str | None = None) -> Edit | None:

@@ -22,6 +22,7 @@ from ..findings import FileResult, Finding, TargetId, TargetReport
 from ..static import Reconciler, analyze_source, reachable_functions
 from . import fixes
 from .cache import ResultCache
+from .debounce import Debouncer
 from .documents import DocState, merge_results, shift_findings
 from .scheduler import Job, Scheduler
 
@@ -70,7 +71,7 @@ class AnalysisService:
         self.torch_version = _torch_version()
         self.docs: dict[str, DocState] = {}
         self.reconciler = Reconciler()
-        self._static_timers: dict[str, threading.Timer] = {}
+        self._debouncer = Debouncer("static-hints")
         self._lock = threading.RLock()
         self.engine: Engine | None = None
         self.environment: dict[str, Any] = {}
@@ -123,6 +124,7 @@ class AnalysisService:
         threading.Thread(target=warm, name="warmup", daemon=True).start()
 
     def close(self) -> None:
+        self._debouncer.close()
         self.scheduler.close()
         with self._stored:  # a write takes milliseconds; a reopen then hits the cache
             self._stored.wait_for(lambda: self._unstored == 0, timeout=1.0)
@@ -198,19 +200,11 @@ class AnalysisService:
         doc.hints = hints
 
     def _static_later(self, doc: DocState, delay: float = 0.15) -> None:
-        with self._lock:
-            old = self._static_timers.pop(doc.path, None)
-            if old is not None:
-                old.cancel()
+        def fire() -> None:
+            self._static(doc)
+            self._publish(doc.path, doc.visible(), doc.version)
 
-            def fire() -> None:
-                self._static(doc)
-                self._publish(doc.path, doc.visible(), doc.version)
-
-            t = threading.Timer(delay, fire)
-            t.daemon = True
-            self._static_timers[doc.path] = t
-            t.start()
+        self._debouncer.call(doc.path, delay, fire)
 
     def save(self, path: str, text: str | None, version: int | None) -> None:
         doc = self._doc(path)

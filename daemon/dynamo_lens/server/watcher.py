@@ -4,12 +4,13 @@ editor): a watchdog observer with excludes, debounced per file."""
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+
+from .debounce import Debouncer
 
 
 class _Handler(FileSystemEventHandler):
@@ -35,8 +36,7 @@ class Watcher:
         self._excludes = set(excludes)
         self._on_change = on_change
         self._debounce = debounce
-        self._timers: dict[str, threading.Timer] = {}
-        self._lock = threading.Lock()
+        self._debouncer = Debouncer("watcher")
         self._observer = Observer()
 
     def wanted(self, path: str) -> bool:
@@ -52,18 +52,9 @@ class Watcher:
         if not self.wanted(path):
             return
         real = os.path.realpath(path)
-        with self._lock:
-            old = self._timers.pop(real, None)
-            if old is not None:
-                old.cancel()
-            t = threading.Timer(self._debounce, self._fire, args=(real,))
-            t.daemon = True
-            self._timers[real] = t
-            t.start()
+        self._debouncer.call(real, self._debounce, lambda: self._fire(real))
 
     def _fire(self, path: str) -> None:
-        with self._lock:
-            self._timers.pop(path, None)
         if os.path.exists(path):
             self._on_change(path)
 
@@ -74,7 +65,4 @@ class Watcher:
 
     def stop(self) -> None:
         self._observer.stop()
-        with self._lock:
-            for t in self._timers.values():
-                t.cancel()
-            self._timers.clear()
+        self._debouncer.close()

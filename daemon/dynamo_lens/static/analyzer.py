@@ -10,6 +10,7 @@ import logging
 from collections import deque
 from pathlib import Path
 
+from ..config import is_example_name
 from ..findings import Finding, Frame, Kind, Severity
 from ..findings import gb_doc_url as doc_url
 from . import model as m
@@ -209,7 +210,7 @@ class Analyzer:
             if call.args:
                 add(self._resolve_target(call.args[0], scope))
         for name, fi in self.ix.functions.items():
-            if name == "compile_example" or name.startswith("compile_example_"):
+            if is_example_name(name):
                 for t in self._example_targets(fi):
                     add(t)
         if not out:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
-import re
 import sys
 import types
 from dataclasses import dataclass
@@ -20,10 +19,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..config import is_example_name
 from ..engine.locate import Workspace, definition_line
 from ..findings import TargetId
-
-EXAMPLE_RE = re.compile(r"^compile_example(_\w+)?$")
 
 
 @dataclass
@@ -140,7 +138,7 @@ def discover(
 ) -> list[Unit]:
     units: list[Unit] = []
     for attr, obj in vars(module).items():
-        if EXAMPLE_RE.match(attr) and callable(obj) and _defined_here(obj, path):
+        if is_example_name(attr) and callable(obj) and _defined_here(obj, path):
             line = obj.__code__.co_firstlineno if hasattr(obj, "__code__") else 1
             units.append(Unit(attr, "example", str(path), line, attr))
     for attr in config_targets:

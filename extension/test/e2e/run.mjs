@@ -70,26 +70,26 @@ function expect(cond, msg) {
 // One check, run as a node:test subtest of its scenario (sequential, sharing the scenario's
 // browser page). Its details, timing and a screenshot also go to results.json.
 async function test(t, name, page, fn) {
-  const t0 = Date.now();
   const slug = name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase();
   const rec = { name, ok: false, ms: 0, details: {} };
-  log(`▶ ${name}`);
-  try {
-    await fn(rec.details);
-    rec.ok = true;
-  } catch (e) {
-    rec.error = e instanceof Error ? `${e.message}` : String(e);
-    if (!(e instanceof Failure) && e instanceof Error && e.stack) rec.stack = e.stack;
-  }
-  rec.ms = Date.now() - t0;
-  try {
-    rec.screenshot = path.relative(RESULTS, await screenshot(page, RESULTS, `${String(results.length + 1).padStart(2, '0')}-${slug}`));
-  } catch (e) {
-    rec.screenshotError = String(e);
-  }
-  results.push(rec);
-  log(`${rec.ok ? '✔' : '✘'} ${name} (${(rec.ms / 1000).toFixed(1)} s)${rec.ok ? '' : `: ${rec.error}`}`);
-  await t.test(name, () => {
+  await t.test(name, async () => {
+    const t0 = Date.now();
+    log(`▶ ${name}`);
+    try {
+      await fn(rec.details);
+      rec.ok = true;
+    } catch (e) {
+      rec.error = e instanceof Error ? `${e.message}` : String(e);
+      if (!(e instanceof Failure) && e instanceof Error && e.stack) rec.stack = e.stack;
+    }
+    rec.ms = Date.now() - t0;
+    try {
+      rec.screenshot = path.relative(RESULTS, await screenshot(page, RESULTS, `${String(results.length + 1).padStart(2, '0')}-${slug}`));
+    } catch (e) {
+      rec.screenshotError = String(e);
+    }
+    results.push(rec);
+    log(`${rec.ok ? '✔' : '✘'} ${name} (${(rec.ms / 1000).toFixed(1)} s)${rec.ok ? '' : `: ${rec.error}`}`);
     if (!rec.ok) throw new Error(rec.error);
   });
   return rec.ok;
