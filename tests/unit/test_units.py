@@ -259,3 +259,13 @@ def test_bundled_libraries_go_after_the_users_site_packages(tmp_path: Path) -> N
     keep, fallback = workerpool._split_bundle(os.pathsep.join([workerpool._PKG_PARENT, libs, user]))
     assert keep == [user]
     assert fallback == [libs]
+
+
+def test_our_own_source_is_never_user_code(tmp_path: Path) -> None:
+    """A workspace that holds Dynamo Lens's own checkout: its modules and frames stay ours."""
+    import dynamo_lens
+
+    pkg = Path(dynamo_lens.__file__).resolve().parent
+    ws = Workspace(pkg.parent.parent)
+    assert not ws.contains(str(pkg / "findings.py"))
+    assert not ws.contains(str(pkg / "worker" / "jobs.py"))

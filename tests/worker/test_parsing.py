@@ -55,3 +55,39 @@ def test_graph_break_message_parsing() -> None:
     assert p.hints == [
         "Set `torch._dynamo.config.capture_scalar_outputs = True` to include these operations."
     ]
+
+
+def test_the_graph_breaks_log_gives_the_structured_traces_break_records(tmp_path: Path) -> None:
+    """find_breaks reads torch's graph_breaks log, not the costlier structured trace: both must
+    carry the same breaks, with the same exception (gb_type, real_stack) current."""
+    torch = pytest.importorskip("torch")
+    from dynamo_lens.worker.breaks import collect_sites
+    from dynamo_lens.worker.tracecapture import GraphBreakLog, TraceCapture
+
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import torch\n"
+        "def f(x):\n"
+        "    x = x + 1\n"
+        "    if x.sum() > 0:\n"
+        "        x = x * 2\n"
+        "    print('hi')\n"
+        "    torch._dynamo.graph_break()\n"
+        "    return x - 1\n"
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("m_gb", src)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ws = Workspace(tmp_path)
+    torch._dynamo.reset()
+    with TraceCapture() as trace, GraphBreakLog() as log:
+        out = torch._dynamo.explain(mod.f)(torch.ones(3))
+    from_trace = trace.of("artifact", "dynamo_graph_break_reason")
+    from_log = log.of("artifact", "dynamo_graph_break_reason")
+    assert len(from_trace) == len(from_log) >= 3
+    assert [e.exc for e in from_trace] == [e.exc for e in from_log]
+    lines = lambda cap: sorted(s.frames[-1].line for s in collect_sites(out, cap, ws))  # noqa: E731
+    assert lines(log) == lines(trace) == [4, 6, 7]

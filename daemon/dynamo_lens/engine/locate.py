@@ -18,6 +18,9 @@ from ..findings import Frame
 
 _RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+?)_at_\d+$")
 _LIBRARY_PARTS = ("site-packages", "dist-packages", f"{os.sep}lib{os.sep}python")
+# Our own package is never user code, even in a workspace that holds its source (a checkout of
+# Dynamo Lens): its frames are not the user's, and purging its modules would orphan our classes.
+_OWN = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ def _contains(root: str, excludes: tuple[str, ...], path: str) -> bool:
         rel = real.relative_to(root)
     except (ValueError, OSError):
         return False
-    if any(p in str(real) for p in _LIBRARY_PARTS):
+    if any(p in str(real) for p in _LIBRARY_PARTS) or str(real).startswith(_OWN):
         return False
     return not any(part in excludes for part in rel.parts)
 

@@ -19,7 +19,7 @@ import torch
 from ..engine.errors import frames_from_traceback
 from ..engine.locate import Workspace, clean_function_name, frame_at
 from ..findings import Finding, Frame, Kind, Severity, gb_doc_url
-from .tracecapture import TraceCapture
+from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call
 
 _URL_RE = re.compile(r"https://\S+/gb/gb(\d+)\.html")
@@ -233,7 +233,7 @@ class BreakResult:
 
 def find_breaks(fn: Any, call: Call, ws: Workspace, target: str) -> BreakResult:
     torch._dynamo.reset()
-    with TraceCapture() as cap:
+    with GraphBreakLog() as cap:
         out = torch._dynamo.explain(fn)(*call.args, **call.kwargs)
     sites = collect_sites(out, cap, ws)
     findings = [to_finding(s, target) for s in sites]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,3 +135,55 @@ class TraceCapture(logging.Handler):
                 )
             )
         return out
+
+
+class GraphBreakLog(TraceCapture):
+    """The graph-break records alone, from torch's ``graph_breaks`` log artifact (what
+    ``TORCH_LOGS=graph_breaks`` prints) instead of the structured trace.
+
+    torch logs each graph break both ways, at the same place and with the same exception
+    current; but once the ``torch.__trace`` logger has a handler, torch builds every structured
+    payload (guards, graph code, chromium events), which costs ~15-20 % of an explain. The
+    records come out as the trace's ``dynamo_graph_break_reason`` artifacts, so readers of a
+    ``TraceCapture`` read these unchanged.
+    """
+
+    _SUFFIX = ".__graph_breaks"
+
+    def __enter__(self) -> GraphBreakLog:
+        self._state = _State()
+        names = [n for n in logging.Logger.manager.loggerDict if n.endswith(self._SUFFIX)]
+        self._saved = []
+        for name in names:
+            log = logging.getLogger(name)
+            self._saved.append((log, log.level, log.propagate))
+            # Ours alone: torch's own handlers (stderr) must not print these.
+            log.setLevel(logging.DEBUG)
+            log.propagate = False
+            log.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for log, level, propagate in self._saved:
+            log.removeHandler(self)
+            log.setLevel(level)
+            log.propagate = propagate
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
+        try:
+            text = record.getMessage()
+        except Exception:  # a malformed record must not break the analysis
+            text = str(record.msg)
+        if exc is not None:
+            text += "\n" + "".join(traceback.format_exception(exc))
+        self._state.events.append(
+            TraceEvent(
+                name="artifact",
+                metadata={"name": "dynamo_graph_break_reason"},
+                payload=text,
+                frame_id=None,
+                frame_compile_id=None,
+                exc=exc,
+            )
+        )
