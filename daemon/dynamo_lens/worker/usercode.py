@@ -65,23 +65,24 @@ def module_name_for(path: Path, ws: Workspace) -> str:
     return f"_dynamo_lens_{digest}"
 
 
-# Module files known not to be the user's, per workspace: torch's ~2.4k modules are asked about
-# twice per file (purge, imports), and a set lookup is ~20x cheaper than Workspace.contains.
-_NOT_USER: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+# Modules known not to be the user's, per workspace, by name and object: torch's ~2.4k modules
+# are asked about twice per file (purge, imports), and an identity check is the cheapest answer.
+_NOT_USER: dict[tuple[str, tuple[str, ...]], dict[str, object]] = {}
 
 
 def workspace_modules(ws: Workspace) -> list[tuple[str, str]]:
     """(module name, file) of every imported module that is a workspace file."""
-    known = _NOT_USER.setdefault((str(ws.root), ws.excludes), set())
+    known = _NOT_USER.setdefault((str(ws.root), ws.excludes), {})
     out = []
     for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None)
-        if not f or f in known:
+        if known.get(name) is mod:
             continue
-        if ws.contains(f):
+        # The module's dict, not getattr: lazy modules (torch.ops, ...) run hooks on a miss.
+        f = getattr(mod, "__dict__", {}).get("__file__")
+        if isinstance(f, str) and ws.contains(f):
             out.append((name, f))
         else:
-            known.add(f)
+            known[name] = mod
     return out
 
 
