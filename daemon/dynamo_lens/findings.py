@@ -74,6 +74,7 @@ class FindingData(TypedDict, total=False):
     # graph_break
     gb_type: str
     call_chain: str  # the frames from the compiled entry down, as text
+    library: str  # where in a library torch broke or guarded: "torch/nn/functional.py:12"
     # recompile
     guard: str
     guard_kind: str

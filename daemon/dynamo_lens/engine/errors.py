@@ -53,7 +53,10 @@ def error_at(
     )
 
 
-def frames_from_traceback(tb: traceback.StackSummary | list[traceback.FrameSummary]) -> list[Frame]:
+def frames_from_traceback(
+    tb: traceback.StackSummary | list[traceback.FrameSummary], ws: Workspace | None = None
+) -> list[Frame]:
+    """Frames with ranges; with ``ws``, frames outside it get no AST range (cheap)."""
     out = []
     for fs in tb:
         if not fs.filename or fs.lineno is None:
@@ -73,6 +76,8 @@ def frames_from_traceback(tb: traceback.StackSummary | list[traceback.FrameSumma
                     (fs.line or "").strip(),
                 )
             )
+        elif ws is not None:
+            out.append(ws.frame(fs.filename, fs.lineno, fs.name))
         else:
             out.append(frame_at(fs.filename, fs.lineno, fs.name))
     return out

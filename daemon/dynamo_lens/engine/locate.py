@@ -37,6 +37,49 @@ def clean_function_name(name: str) -> str:
     return m.group(1) if m else name
 
 
+# Frames that are torch's calling machinery or ours, not code anyone wrote a model in: shown in
+# no call chain (Dynamo inlines nn.Module.__call__; our worker calls explain()).
+_PLUMBING = (
+    f"torch{os.sep}_dynamo{os.sep}",
+    f"torch{os.sep}_compile.py",
+    f"torch{os.sep}nn{os.sep}modules{os.sep}module.py",
+    f"torch{os.sep}utils{os.sep}_contextlib.py",
+)
+
+
+def is_plumbing(path: str) -> bool:
+    return (
+        not path
+        or path.startswith("<")
+        or any(p in path for p in _PLUMBING)
+        or os.path.realpath(path).startswith(_OWN)
+    )
+
+
+def display_path(path: str) -> str:
+    """A library file as users know it: ``torch/nn/modules/transformer.py``, not the venv path."""
+    norm = path.replace(os.sep, "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in norm:
+            return norm.rsplit(marker, 1)[1]
+    m = re.search(r"/lib/python\d+(?:\.\d+)?/(.+)$", norm)
+    if m:
+        return m.group(1)
+    return "/".join(norm.split("/")[-3:])
+
+
+def library_frame(path: str, line: int, name: str = "") -> Frame:
+    """A frame outside the workspace: no AST spans (parsing a library per frame is costly)."""
+    import linecache
+
+    return Frame(
+        path=path,
+        line=line,
+        name=clean_function_name(name),
+        code=linecache.getline(path, line).strip(),
+    )
+
+
 class Workspace:
     """Decides which files are the user's: under the root and not a library or venv."""
 
@@ -50,6 +93,12 @@ class Workspace:
 
     def user_frames(self, frames: Sequence[Frame]) -> list[Frame]:
         return [f for f in frames if self.contains(f.path)]
+
+    def frame(self, path: str, line: int, name: str = "") -> Frame:
+        """A workspace frame with its expression's range; a library frame without."""
+        if self.contains(path):
+            return frame_at(path, line, name)
+        return library_frame(path, line, name)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -246,6 +295,19 @@ def definition_line(path: str, qualname: str) -> int | None:
             return None
         body = list(getattr(node, "body", []))
     return getattr(node, "lineno", None)
+
+
+def call_site_line(path: str, def_line: int) -> int:
+    """The line of the function at ``def_line`` that hands its target over: its last
+    ``return`` (an example's ``return model, (x,)``), else the ``def`` itself."""
+    tree, _ = parse_file(path)
+    if tree is None:
+        return def_line
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == def_line:
+            returns = [n.lineno for n in ast.walk(node) if isinstance(n, ast.Return) and n.value]
+            return max(returns) if returns else def_line
+    return def_line
 
 
 def frame_at(path: str, line: int, name: str = "", hint: str | None = None) -> Frame:

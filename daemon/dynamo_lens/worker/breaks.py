@@ -17,8 +17,8 @@ from typing import Any
 import torch
 
 from ..engine.errors import frames_from_traceback
-from ..engine.locate import Workspace, clean_function_name, frame_at
-from ..findings import Finding, Frame, Kind, Severity, gb_doc_url
+from ..engine.locate import Workspace, clean_function_name, display_path, is_plumbing
+from ..findings import Finding, FindingData, Frame, Kind, Severity, gb_doc_url
 from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call
 
@@ -92,7 +92,9 @@ def parse_reason(text: str, gb_type: str | None = None) -> Parsed:
 
 @dataclass
 class Site:
-    frames: list[Frame]  # workspace frames, outermost first
+    frames: list[Frame]  # the call chain, outermost first: workspace and library frames
+    at: Frame  # where the finding sits: the deepest workspace frame, else the example's call
+    origin: Frame | None  # the deepest frame when it is library code: where torch broke
     parsed: Parsed
     raw: str = ""
     sources: set[str] = field(default_factory=set)
@@ -102,15 +104,16 @@ def _frames_from_text(text: str, ws: Workspace) -> list[Frame]:
     out: list[Frame] = []
     for ln in text.splitlines():
         m = _TB_FRAME_RE.match(ln)
-        # Only user frames matter; locating torch's own would parse torch's sources.
-        if m and ws.contains(m["path"]):
-            out.append(frame_at(m["path"], int(m["line"]), m["name"]))
+        if m and not is_plumbing(m["path"]):
+            out.append(ws.frame(m["path"], int(m["line"]), m["name"]))
     return out
 
 
 def _clean(frames: list[Frame]) -> list[Frame]:
     out: list[Frame] = []
     for f in frames:
+        if is_plumbing(f.path):
+            continue
         name = clean_function_name(f.name)
         if name != f.name:
             f = Frame(f.path, f.line, name, f.column, f.end_line, f.end_column, f.code)
@@ -126,30 +129,50 @@ def _first_line(text: str) -> str:
     return stripped.splitlines()[0] if stripped else ""
 
 
+_PREFIX_RE = re.compile(r"^(?:graph break reason|graph break)\s*:\s*", re.I)
+
+
 def _message(gb_type: str) -> str:
-    text = gb_type.rstrip(".")
-    return f"Graph break: {text[0].lower() + text[1:] if text[:2] != text[:2].upper() else text}"
+    text = _PREFIX_RE.sub("", gb_type.strip()).rstrip(".") or "unknown reason"
+    first = text.split(" ", 1)[0]
+    # "Unsupported call" reads as a sentence; "TypeError when ..." names a class: keep it.
+    if first[:1].isupper() and (len(first) == 1 or first[1:].islower()):
+        text = text[0].lower() + text[1:]
+    return f"Graph break: {text}"
 
 
-def collect_sites(out: Any, cap: TraceCapture, ws: Workspace) -> list[Site]:
-    sites: dict[tuple[str, int, str], Site] = {}
+def where(frame: Frame) -> str:
+    """``torch/nn/modules/transformer.py:1245``: a library line as users know it."""
+    return f"{display_path(frame.path)}:{frame.line}"
+
+
+def collect_sites(
+    out: Any, cap: TraceCapture, ws: Workspace, anchor: Frame | None = None
+) -> list[Site]:
+    """Every break torch logged. ``anchor`` (the example's call of the target) holds breaks
+    whose stack has no workspace frame: a break inside a library is still the user's break."""
+    sites: dict[tuple[str, int, str, str], Site] = {}
 
     def add(frames: list[Frame], parsed: Parsed, raw: str, source: str) -> None:
-        user = _clean(ws.user_frames(frames))
-        if not user:
+        chain = _clean(frames)
+        user = ws.user_frames(chain)
+        at = user[-1] if user else anchor
+        if at is None:
             return
-        deepest = user[-1]
-        key = (deepest.path, deepest.line, parsed.gb_id or parsed.gb_type)
+        origin = chain[-1] if chain and not ws.contains(chain[-1].path) else None
+        if not user:
+            chain = [at, *chain]
+        key = (at.path, at.line, where(origin) if origin else "", parsed.gb_id or parsed.gb_type)
         # The same site reached twice (e.g. by explain and by the trace): keep the richer copy.
         existing = sites.get(key)
         if existing is None:
-            sites[key] = Site(user, parsed, raw, {source})
+            sites[key] = Site(chain, at, origin, parsed, raw, {source})
             return
         existing.sources.add(source)
         if not existing.parsed.explanation and parsed.explanation:
             existing.parsed = parsed
-        if len(user) > len(existing.frames):
-            existing.frames = user
+        if len(chain) > len(existing.frames):
+            existing.frames = chain
 
     for ev in cap.of("artifact", "dynamo_graph_break_reason"):
         exc = ev.exc
@@ -157,70 +180,90 @@ def collect_sites(out: Any, cap: TraceCapture, ws: Workspace) -> list[Site]:
         gb_type = getattr(exc, "gb_type", None) or None
         msg = getattr(exc, "msg", None) or text
         real_stack = getattr(exc, "real_stack", None)
-        frames = frames_from_traceback(real_stack) if real_stack else []
+        frames = frames_from_traceback(real_stack, ws) if real_stack else []
         if not ws.user_frames(frames):
-            frames = _frames_from_text(text, ws)
+            # real_stack can hold the inlined frames alone; the logged traceback has the rest.
+            frames = _frames_from_text(text, ws) or frames
+        if not frames:
+            continue  # no stack at all: nowhere to show it (a record logged twice)
         add(frames, parse_reason(msg, gb_type), msg, "trace")
 
     for reason in getattr(out, "break_reasons", []) or []:
-        frames = frames_from_traceback(list(reason.user_stack))
+        frames = frames_from_traceback(list(reason.user_stack), ws)
         parsed = parse_reason(reason.reason)
-        # explain's reason text lacks gb_type for some breaks; match a trace site on the line.
+        # explain's reason text lacks gb_type for some breaks ("step_unsupported": a break in
+        # an inlined call, seen again at the call). torch logged that break already when a
+        # logged site's chain passes through this line: the same break, not another one.
         if parsed.gb_id is None:
-            user = _clean(ws.user_frames(frames))
-            if user:
-                for (p, ln, _), site in sites.items():
-                    if (p, ln) == (user[-1].path, user[-1].line):
-                        parsed = site.parsed
-                        break
+            chain = _clean(frames)
+            if chain:
+                last = (chain[-1].path, chain[-1].line)
+                same = [s for s in sites.values() if last in {(f.path, f.line) for f in s.frames}]
+                if same:
+                    for site in same:
+                        site.sources.add("explain")
+                    continue
         add(frames, parsed, reason.reason, "explain")
     return _merge_same_line(list(sites.values()))
 
 
 def _merge_same_line(sites: list[Site]) -> list[Site]:
-    """One squiggle per line: a break in a loop also makes Dynamo skip the frame (GB7000);
-    that consequence is folded into the cause's explanation."""
+    """One squiggle per line and library origin. A break in a loop also makes Dynamo skip the
+    frame (GB7000): that consequence is folded into its cause, which is the headline."""
     by_line: dict[tuple[str, int], list[Site]] = {}
     for s in sites:
-        by_line.setdefault((s.frames[-1].path, s.frames[-1].line), []).append(s)
-    merged = []
+        by_line.setdefault((s.at.path, s.at.line), []).append(s)
+    merged: list[Site] = []
     for group in by_line.values():
-        group.sort(key=lambda s: ("explain" not in s.sources, s.parsed.gb_id == "GB7000"))
-        main = group[0]
-        if len(group) > 1:
-            p = main.parsed
-            main.parsed = Parsed(p.gb_type, p.explanation, list(p.hints), p.gb_id)
-        for other in group[1:]:
-            code = f" [{other.parsed.gb_id}]" if other.parsed.gb_id else ""
-            main.parsed.explanation += f" Also here: {other.parsed.gb_type}{code}."
-            if other.parsed.explanation:
-                main.parsed.explanation += f" {other.parsed.explanation}"
-            main.parsed.hints += [h for h in other.parsed.hints if h not in main.parsed.hints]
-        merged.append(main)
+        group.sort(key=lambda s: (s.parsed.gb_id == "GB7000", "explain" not in s.sources))
+        heads: dict[str, Site] = {}
+        for site in group:
+            okey = where(site.origin) if site.origin else ""
+            if site.parsed.gb_id == "GB7000" and heads:
+                main = heads.get(okey) or next(iter(heads.values()))
+            elif okey in heads:
+                main = heads[okey]
+            else:
+                # A copy: the merge below appends to it, and parsed records may be shared.
+                p = site.parsed
+                site.parsed = Parsed(p.gb_type, p.explanation, list(p.hints), p.gb_id)
+                heads[okey] = site
+                continue
+            code = f" [{site.parsed.gb_id}]" if site.parsed.gb_id else ""
+            main.parsed.explanation += f" Also here: {site.parsed.gb_type}{code}."
+            if site.parsed.explanation:
+                main.parsed.explanation += f" {site.parsed.explanation}"
+            main.parsed.hints += [h for h in site.parsed.hints if h not in main.parsed.hints]
+        merged.extend(heads.values())
     return merged
 
 
 def to_finding(site: Site, target: str) -> Finding:
-    deepest = site.frames[-1]
+    at = site.at
     p = site.parsed
-    hints = list(p.hints)
     chain = " → ".join(f"{f.name or '?'}:{f.line}" for f in site.frames)
+    message = _message(p.gb_type)
+    data: FindingData = {"gb_type": p.gb_type, "call_chain": chain}
+    if site.origin is not None:
+        # The user's line may hold no `.item()`: say where in the library torch broke.
+        message += f" in {where(site.origin)}"
+        data["library"] = where(site.origin)
     return Finding(
         kind=Kind.GRAPH_BREAK,
         severity=Severity.WARNING,
-        path=deepest.path,
-        line=deepest.line,
-        column=deepest.column or 1,
-        end_line=deepest.end_line or deepest.line,
-        end_column=deepest.end_column or (deepest.column or 1) + 1,
-        message=_message(p.gb_type),
+        path=at.path,
+        line=at.line,
+        column=at.column or 1,
+        end_line=at.end_line or at.line,
+        end_column=at.end_column or (at.column or 1) + 1,
+        message=message,
         explanation=p.explanation or _first_line(site.raw),
-        hints=hints,
+        hints=list(p.hints),
         gb_id=p.gb_id,
         doc_url=gb_doc_url(p.gb_id),
         stack=site.frames,
         target=target,
-        data={"gb_type": p.gb_type, "call_chain": chain},
+        data=data,
     )
 
 
@@ -231,11 +274,13 @@ class BreakResult:
     ops: int
 
 
-def find_breaks(fn: Any, call: Call, ws: Workspace, target: str) -> BreakResult:
+def find_breaks(
+    fn: Any, call: Call, ws: Workspace, target: str, anchor: Frame | None = None
+) -> BreakResult:
     torch._dynamo.reset()
     with GraphBreakLog() as cap:
         out = torch._dynamo.explain(fn)(*call.args, **call.kwargs)
-    sites = collect_sites(out, cap, ws)
+    sites = collect_sites(out, cap, ws, anchor)
     findings = [to_finding(s, target) for s in sites]
     findings.sort(key=lambda f: (f.path, f.line, f.column))
     return BreakResult(findings, int(out.graph_count), int(out.op_count))

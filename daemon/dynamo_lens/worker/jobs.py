@@ -5,6 +5,7 @@ Each job returns plain dicts (findings and target reports) ready for the wire.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import platform
@@ -19,8 +20,8 @@ import torch
 
 from ..config import Config
 from ..engine.errors import error_from_exception
-from ..engine.locate import Workspace
-from ..findings import Finding, Kind, TargetId, TargetReport, dedupe, to_wire
+from ..engine.locate import Workspace, frame_at
+from ..findings import Finding, Frame, Kind, TargetId, TargetReport, dedupe, to_wire
 from . import breaks, devices, equivalence, recompiles, timings
 from .cancel import Cancelled
 from .usercode import (
@@ -224,8 +225,14 @@ class _TargetRun:
                 )
             )
 
+    @functools.cached_property
+    def anchor(self) -> Frame | None:
+        path, line, name = self.target.call_site
+        return frame_at(path, line, name) if path and self.ws.contains(path) else None
+
     def _breaks(self) -> None:
-        res = breaks.find_breaks(self.target.fn, self.target.calls[0], self.ws, self.name)
+        t = self.target
+        res = breaks.find_breaks(t.fn, t.calls[0], self.ws, self.name, self.anchor)
         self.findings.extend(res.findings)
         self.report.graph_count = res.graph_count
 
@@ -239,6 +246,7 @@ class _TargetRun:
             limit=self.cfg.recompile_limit,
             probes=self.cfg.recompile_probes,
             compiled_frames=[t.path],
+            anchor=self.anchor,
         )
         self.findings.extend(res.findings)
         self.report.recompile_count = res.recompiles
@@ -251,7 +259,7 @@ class _TargetRun:
         if "breaks" in self.checks:
             # Variants can take branches the first call did not: their breaks count too.
             for cap in res.cap_breaks:
-                for site in breaks.collect_sites(None, cap, self.ws):
+                for site in breaks.collect_sites(None, cap, self.ws, self.anchor):
                     self.findings.append(breaks.to_finding(site, self.name))
 
     def _equivalence(self, dev: str, backend: Any, mode: str, dynamic: bool | None) -> None:

@@ -21,11 +21,13 @@ from ..engine.locate import (
     Workspace,
     clean_function_name,
     expression_span,
-    frame_at,
+    is_plumbing,
+    library_frame,
     parameter_span,
     source_line,
 )
 from ..findings import Finding, FindingData, Frame, Kind, Severity
+from .breaks import where
 from .tracecapture import TraceCapture
 from .usercode import Call, Target
 
@@ -42,6 +44,10 @@ _DTYPE_RE = re.compile(
 )
 _TENSOR_META_RE = re.compile(r"tensor '(?P<var>.+?)' (?P<what>[\w ]+?) mismatch")
 _NONE_RE = re.compile(r"^(?P<var>\S+) is (?P<neg>not )?None$")
+# torch >= 2.13 words a tensor-then-None change as a type check on the tensor guard.
+_NONE_TYPE_RE = re.compile(
+    r"expected type of '(?P<var>.+?)' to be a tensor type, '? ?but found <class 'NoneType'>"
+)
 _LEN_RE = re.compile(r"^len\((?P<var>.+)\) == (?P<val>\d+)$")
 _VALUE_RE = re.compile(r"^(?P<var>[^\s=<>!]+) == (?P<val>-?[\w.']+)$")
 _HINT_RE = re.compile(r"\(HINT: (.+?)\)\s*(?:\n|$)", re.S)
@@ -69,6 +75,8 @@ def classify(guard_text: str) -> Guard:
         return Guard("size", _plain(m["var"]), g, m["act"], int(m["dim"]))
     if m := _DTYPE_RE.search(g):
         return Guard("dtype", _plain(m["var"]), g, m["act"])
+    if m := _NONE_TYPE_RE.search(g):
+        return Guard("none", _plain(m["var"]), g, "None")
     if m := _TENSOR_META_RE.search(g):
         return Guard("tensor", _plain(m["var"]), g, m["what"])
     if m := _NONE_RE.match(g):
@@ -93,6 +101,8 @@ class Recompile:
     located: bool  # whether the reason named a user line
     stack: list[Frame] = field(default_factory=list)
     torch_hint: str = ""
+    origin: Frame | None = None  # the guard's line when it is library code
+    co_file: str = ""  # the compiled frame torch recompiled
 
 
 def _resolve_tail(tail: str, line: int, candidates: list[str]) -> str | None:
@@ -105,8 +115,15 @@ def _resolve_tail(tail: str, line: int, candidates: list[str]) -> str | None:
 
 
 def parse_recompile(
-    reason: str, metrics: dict[str, Any], candidates: list[str], ws: Workspace
-) -> Recompile:
+    reason: str,
+    metrics: dict[str, Any],
+    candidates: list[str],
+    ws: Workspace,
+    anchor: Frame | None = None,
+) -> Recompile | None:
+    """One recompile. A guard in library code sits on the deepest workspace frame of its
+    stack, else on ``anchor`` (the example's call), and names the library line; None when
+    there is nowhere in the workspace to show it."""
     first = reason.strip().splitlines()[0] if reason.strip() else reason
     m = _REASON_RE.match(first)
     guard_text = (m["guard"] if m else first).strip()
@@ -114,22 +131,34 @@ def parse_recompile(
     co_line = int(metrics.get("co_firstlineno") or 1)
     co_name = clean_function_name(str(metrics.get("co_name") or ""))
     path, line, located = co_file, co_line, False
+    origin: Frame | None = None
     # The user stack trace runs outermost first: the deepest workspace frame is the guard's.
     stack = [
-        frame_at(fm["path"], int(fm["line"]), fm["fn"])
+        ws.frame(fm["path"], int(fm["line"]), fm["fn"])
         for fm in _FILE_RE.finditer(reason)
-        if ws.contains(fm["path"])
+        if not is_plumbing(fm["path"])
     ]
-    if stack:
-        path, line, located = stack[-1].path, stack[-1].line, True
-    else:
+    user = ws.user_frames(stack)
+    if stack and not ws.contains(stack[-1].path):
+        origin = stack[-1]
+    if user:
+        path, line, located = user[-1].path, user[-1].line, True
+    elif not stack:
         # Otherwise "# <code>  # <path tail>:<line> in <fn>"; the quoted code may hold "#" too.
         locs = list(_LOC_RE.finditer(first))
         if locs:
             lm = locs[-1]
             found = _resolve_tail(lm["tail"], int(lm["line"]), [co_file, *candidates])
-            if found:
+            if found and ws.contains(found):
                 path, line, located = found, int(lm["line"]), True
+            elif found:
+                origin = library_frame(found, int(lm["line"]), lm["fn"])
+    if not located and not ws.contains(path):
+        origin = origin or library_frame(co_file, co_line, co_name)
+        if anchor is None:
+            return None
+        path, line, located = anchor.path, anchor.line, True
+        stack = [anchor, *stack] if stack else [anchor, origin]
     hint = _HINT_RE.search(reason)
     return Recompile(
         classify(guard_text),
@@ -140,6 +169,8 @@ def parse_recompile(
         located,
         stack,
         hint.group(1).strip() if hint else "",
+        origin,
+        co_file,
     )
 
 
@@ -155,6 +186,8 @@ class Group:
     limit_hit: bool = False
     stack: list[Frame] = field(default_factory=list)
     torch_hint: str = ""
+    origin: Frame | None = None
+    frames: set[tuple[str, int]] = field(default_factory=set)  # compiled frames it recompiled
 
 
 _FIX = {
@@ -189,17 +222,25 @@ def _what(g: Guard) -> str:
     }[g.kind]
 
 
+def absorbed(group: Group, declared: bool) -> bool:
+    """A one-off that automatic dynamic shapes absorb: torch recompiles once, then the
+    size (or, for probes, any number it perturbed) is dynamic and never recompiles again."""
+    if group.count != 1 or group.limit_hit:
+        return False
+    return group.guard.kind == "size" or (not declared and group.guard.kind in ("value", "attr"))
+
+
 def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
     g = group.guard
-    absorbed = g.kind == "size" and group.count == 1 and not group.limit_hit
-    severity = Severity.INFORMATION if absorbed else Severity.WARNING
+    absorbed_once = absorbed(group, declared)
+    severity = Severity.INFORMATION if absorbed_once else Severity.WARNING
     if group.located:
         span = expression_span(group.path, group.line, "len" if g.kind == "len" else None)
     else:
         param = g.var.split(".")[0].split("[")[0]
         span = parameter_span(group.path, group.first_line, param)
     seen = ", ".join(dict.fromkeys(group.seen)) if group.seen else ""
-    if absorbed:
+    if absorbed_once:
         message = (
             f"Recompile: {_what(g)} changed ({g.text}); one recompile, "
             "then automatic dynamic shapes made it dynamic"
@@ -215,6 +256,8 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
             message += f" (new values: {seen})"
         if group.limit_hit:
             message += f"; hit the recompile limit of {limit}, later calls fall back to eager"
+    if group.origin is not None:
+        message += f" in {where(group.origin)}"
     fix = _FIX[g.kind].format(var=g.var, dim=g.dim if g.dim is not None else 0, seen=g.seen)
     data: FindingData = {
         "guard": g.text,
@@ -225,8 +268,10 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
         "limit_hit": group.limit_hit,
         "source": "variants" if declared else "probes",
     }
-    if g.kind == "size" and g.dim is not None:
+    if g.kind == "size" and g.dim is not None and group.origin is None:
         data["mark_dynamic"] = {"variable": g.var, "dim": g.dim}
+    if group.origin is not None:
+        data["library"] = where(group.origin)
     return Finding(
         kind=Kind.RECOMPILE,
         severity=severity,
@@ -305,9 +350,27 @@ def probe_families(call: Call, n: int, max_families: int = 6) -> list[list[Call]
     return families[:max_families]
 
 
-def _valid_in_eager(fn: Any, call: Call) -> bool:
+def runs_with_grad(fn: Any, call: Call) -> bool:
+    """How the target runs for real, as eager would: a module in training mode (the example
+    decides, with ``.eval()``) or a function given tensors that require grad builds the
+    autograd graph, and Dynamo guards on that (checkpointing, requires_grad)."""
+    if isinstance(fn, torch.nn.Module):
+        return fn.training and any(p.requires_grad for p in fn.parameters())
+    values = [*call.args, *call.kwargs.values()]
+    return any(isinstance(v, torch.Tensor) and v.requires_grad for v in values)
+
+
+@contextlib.contextmanager
+def _as_it_runs(grad: bool) -> Iterator[None]:
+    # The equivalence check's discipline: a fixed seed per call, the caller's RNG untouched.
+    with torch.random.fork_rng(devices=[]), torch.set_grad_enabled(grad):
+        torch.manual_seed(0)
+        yield
+
+
+def _valid_in_eager(fn: Any, call: Call, grad: bool) -> bool:
     try:
-        with torch.no_grad():
+        with _as_it_runs(grad):
             fn(*call.args, **call.kwargs)
         return True
     except Exception:
@@ -356,22 +419,27 @@ def find_recompiles(
     limit: int,
     probes: int,
     compiled_frames: list[str],
+    anchor: Frame | None = None,
 ) -> RecompileResult:
     declared = len(target.calls) >= 2
+    grad = runs_with_grad(target.fn, target.calls[0])
     if declared:
         families = [target.calls]
     else:
         families = [
-            [c for c in fam if c is fam[0] or _valid_in_eager(target.fn, c)]
+            [c for c in fam if c is fam[0] or _valid_in_eager(target.fn, c, grad)]
             for fam in probe_families(target.calls[0], probes)
         ]
         families = [f for f in families if len(f) >= 2]
-    groups: dict[tuple[str, str, str, int], Group] = {}
+    # Keyed by family too: each probe family perturbs one dim from a fresh Dynamo, so counts
+    # from different families never add up to a "repeated" recompile.
+    groups: dict[tuple[Any, ...], Group] = {}
     compiles = recompiles = 0
     variants: list[str] = []
     caps: list[TraceCapture] = []
     errors: list[tuple[BaseException, Call]] = []
-    for fam in families:
+    candidates = list(dict.fromkeys([target.path, *compiled_frames]))
+    for fi, fam in enumerate(families):
         torch._dynamo.reset()
         backend = _CountingBackend()
         compiled = torch.compile(target.fn, backend=backend, dynamic=dynamic)
@@ -380,7 +448,7 @@ def find_recompiles(
             for call in fam:
                 variants.append(describe_call(call))
                 try:
-                    with torch.no_grad():
+                    with _as_it_runs(grad):
                         compiled(*call.args, **call.kwargs)
                 except Exception as exc:
                     if declared:
@@ -388,13 +456,12 @@ def find_recompiles(
                     break
         caps.append(cap)
         metrics = [e.metadata for e in cap.of("compilation_metrics")]
-        candidates = list(dict.fromkeys([target.path, *compiled_frames]))
         for ev in cap.events:
             for fr in cap.frames(ev.metadata.get("user_stack")):
                 if fr.path and fr.path not in candidates:
                     candidates.append(fr.path)
         limit_frames: set[tuple[str, int]] = set()
-        touched: set[tuple[str, str, str, int]] = set()
+        touched: list[Group] = []
         for m in metrics:
             fail = str(m.get("fail_reason") or "")
             if (
@@ -408,39 +475,53 @@ def find_recompiles(
             reason = m.get("recompile_reason")
             if not reason or m.get("fail_type") is not None:
                 continue
-            rc = parse_recompile(str(reason), m, candidates, ws)
-            if not ws.contains(rc.path):
+            rc = parse_recompile(str(reason), m, candidates, ws, anchor)
+            if rc is None:
                 continue
             recompiles += 1
-            key = (rc.guard.kind, rc.guard.var, rc.path, rc.line)
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = Group(
-                    rc.guard,
+            g = rc.guard
+            origin = where(rc.origin) if rc.origin else ""
+            key = (None if declared else fi, g.kind, g.var, g.dim, rc.path, rc.line, origin)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group(
+                    g,
                     rc.path,
                     rc.line,
                     rc.first_line,
                     rc.located,
                     stack=rc.stack,
                     torch_hint=rc.torch_hint,
+                    origin=rc.origin,
                 )
-            g.count += 1
-            touched.add(key)
-            if rc.guard.seen is not None and rc.guard.kind in ("size", "dtype", "len", "none"):
-                g.seen.append(rc.guard.seen)
-            elif rc.guard.kind in ("value", "attr") and rc.guard.seen is not None:
-                # The guard names the old value; the new one is what the next call passed.
-                g.seen.append(rc.guard.seen)
-        if limit_frames and touched:
-            # The group that kept recompiling is the one that ran into the limit.
-            worst = max(touched, key=lambda k: groups[k].count)
-            groups[worst].limit_hit = True
+            group.count += 1
+            group.frames.add((rc.co_file, rc.first_line))
+            touched.append(group)
+            if g.seen is not None and g.kind in ("size", "dtype", "len", "none", "value", "attr"):
+                # For values the guard names the old one; the next call passed the new one.
+                group.seen.append(g.seen)
+        for frame in limit_frames:
+            # The limit belongs to the frame torch names: the group that recompiled that frame.
+            hit = [g for g in touched if frame in g.frames] or touched
+            if hit:
+                max(hit, key=lambda g: g.count).limit_hit = True
     findings = []
-    for g in groups.values():
-        f = _finding(g, name, limit, declared)
-        # Probes stand in for real shapes: report what recompiles repeatedly, not the
-        # one-off that automatic dynamic shapes absorb.
-        if not declared and f.severity == Severity.INFORMATION:
+    for group in _merge_families(groups, declared):
+        # Probes stand in for real shapes: report what recompiles repeatedly, never the
+        # one-off per dim that automatic dynamic shapes absorb.
+        if not declared and absorbed(group, declared):
             continue
-        findings.append(f)
+        findings.append(_finding(group, name, limit, declared))
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
+
+
+def _merge_families(groups: dict[tuple[Any, ...], Group], declared: bool) -> list[Group]:
+    """Probe families reaching the same guard on the same line: one finding, the worst family."""
+    if declared:
+        return list(groups.values())
+    best: dict[tuple[Any, ...], Group] = {}
+    for key, g in groups.items():
+        k = key[1:]
+        if k not in best or (g.limit_hit, g.count) > (best[k].limit_hit, best[k].count):
+            best[k] = g
+    return list(best.values())

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ..config import is_example_name
-from ..engine.locate import Workspace, definition_line
+from ..engine.locate import Workspace, call_site_line, definition_line
 from ..findings import TargetId
 
 
@@ -39,6 +39,9 @@ class Target:
     line: int
     kind: str  # example | config | guess
     guess: bool = False
+    # Where the user hands the target over (the example's return): breaks and recompiles
+    # inside library code, with no workspace frame of their own, are shown here.
+    call_site: tuple[str, int, str] = ("", 0, "")
 
 
 @dataclass
@@ -212,6 +215,7 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
         fn, call = _as_call(item, f"{unit.attr}()" + (f"[{i}]" if len(items) > 1 else ""))
         groups.setdefault(id(fn), (fn, []))[1].append(call)
     targets = []
+    site = (unit.path, call_site_line(unit.path, unit.line), unit.attr)
     for i, (fn, calls) in enumerate(groups.values()):
         name = TargetId("", unit.name, None if len(groups) == 1 else i).short
         path, line = _target_location(fn)
@@ -223,6 +227,7 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
                 path=path or unit.path,
                 line=line if path else unit.line,
                 kind=unit.kind,
+                call_site=site,
             )
         )
     return targets
@@ -275,4 +280,5 @@ def _guess_target(unit: Unit, cls: type) -> Target:
         line=unit.line,
         kind=unit.kind,
         guess=True,
+        call_site=(unit.path, unit.line, unit.attr),
     )
