@@ -72,6 +72,8 @@ class Config:
     targets: list[str] = field(default_factory=list)
     # Try zero-config guesses for argument-free nn.Module classes.
     guess_targets: bool = True
+    # Show breaks and recompiles whose cause is in library code (on the user's calling line).
+    library_findings: bool = True
     recompile_probes: int = 4
     # CPU threads while timing (torch.utils.benchmark's default is 1: comparable, stable).
     timing_threads: int = 1
@@ -93,6 +95,7 @@ _ALIASES = {
     "checksOnSave": "checks_on_save",
     "memoryLimitMb": "memory_limit_mb",
     "guessTargets": "guess_targets",
+    "libraryFindings": "library_findings",
     "recompileProbes": "recompile_probes",
     "recompileLimit": "recompile_limit",
     "timingThreads": "timing_threads",
@@ -196,7 +199,7 @@ def _validate(key: str, value: Any) -> tuple[bool, Any]:
     if key in ("excludes", "targets"):
         v = _as_str_list(value)
         return v is not None, v
-    if key in ("guess_targets", "keep_diagnostics_on_close"):
+    if key in ("guess_targets", "keep_diagnostics_on_close", "library_findings"):
         return isinstance(value, bool), value
     return False, value
 

@@ -152,6 +152,14 @@ class Finding:
     # it is unconfirmed (Restricted Mode). The message itself is never rewritten.
     note: str = ""
 
+    def __post_init__(self) -> None:
+        # Every renderer (LSP, SARIF) needs start <= end; a range made from a multi-line
+        # expression's parts can come out inverted. Collapse it onto its start.
+        self.line = max(self.line, 1)
+        self.column = max(self.column, 1)
+        if (self.end_line, self.end_column) < (self.line, self.column):
+            self.end_line, self.end_column = self.line, self.column + 1
+
     def key(self) -> tuple[str, str, int, int, str, str | None]:
         """Identity used to deduplicate the same site reported twice."""
         return (self.kind.value, self.path, self.line, self.column, self.message, self.device)

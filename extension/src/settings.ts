@@ -20,6 +20,7 @@ export const SERVER_SETTING_KEYS = [
   'timingThreads',
   'excludes',
   'guessTargets',
+  'libraryFindings',
   'keepDiagnosticsOnClose',
 ] as const;
 

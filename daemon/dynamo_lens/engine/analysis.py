@@ -18,6 +18,7 @@ from typing import Any
 from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
 from ..findings import FileResult, Finding, TargetId, TargetReport, from_wire
 from .cancel import CancelToken
+from .declarations import Declarations
 from .errors import error_at, error_from_death
 from .locate import Workspace
 from .pool import JobCancelled, JobFailed, WorkerDied, WorkerPool, default_python
@@ -58,6 +59,7 @@ class Engine:
         self.root = Path(os.path.realpath(root))
         self.config = config
         self.workspace = Workspace(self.root, config.excludes)
+        self.declarations = Declarations(self.root, config.excludes)
         self._log = on_log or (lambda _m: None)
         self.pool = WorkerPool(
             python or default_python(),
@@ -132,7 +134,8 @@ class Engine:
 
             result.findings += analyze_source(text, str(path))
         config_targets = self._config_targets(path)
-        if not checks or not might_have_targets(data, config_targets, self.config.guess_targets):
+        guess, skip = self._guess_policy(data, config_targets)
+        if not checks or not might_have_targets(data, config_targets, guess):
             result.duration = time.monotonic() - t0
             return result
         self.start()
@@ -141,6 +144,8 @@ class Engine:
             "path": str(path),
             "config": self.config.to_dict(),
             "config_targets": config_targets,
+            "guess": guess,
+            "guess_skip": skip,
         }
         result.ran = True
         try:
@@ -182,8 +187,14 @@ class Engine:
                 result.cancelled = True
                 break
             if isinstance(out, Finding):
-                result.findings.append(out)
+                if unit.get("kind") == "guess":
+                    # A guess that hangs or runs out of memory is silent: a log line.
+                    self._log(f"zero-config guess {unit['name']} skipped: {out.message}")
+                else:
+                    result.findings.append(out)
                 continue
+            for line in out.get("skipped", []):
+                self._log(f"{line} (skipped; no finding)")
             reports = from_wire(out.get("reports", []), list[TargetReport])
             if want is not None and want.variant is not None:
                 reports = [r for r in reports if TargetId.parse(r.target).short == want.short]
@@ -193,6 +204,15 @@ class Engine:
             result.findings += from_wire(out.get("findings", []), list[Finding])
         result.duration = time.monotonic() - t0
         return result
+
+    def _guess_policy(self, data: bytes, config_targets: list[str]) -> tuple[bool, list[str]]:
+        """Zero-config guesses: everywhere in a workspace that declares nothing; else only
+        classes that nothing in the workspace uses (see ``declarations``)."""
+        if not self.config.guess_targets or config_targets or EXAMPLE_DEF.search(data):
+            return False, []
+        if self.config.targets:
+            return False, []
+        return self.declarations.guess_policy(data)
 
     def _target_name(self, unit: dict[str, Any]) -> str:
         try:

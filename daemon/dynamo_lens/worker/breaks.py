@@ -7,11 +7,8 @@ structured trace's graph-break artifacts (the ``Unsupported`` exception with ``g
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -19,27 +16,12 @@ import torch
 from ..engine.errors import frames_from_traceback
 from ..engine.locate import Workspace, clean_function_name, display_path, is_plumbing
 from ..findings import Finding, FindingData, Frame, Kind, Severity, gb_doc_url
+from . import torchcompat
 from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call
 
 _URL_RE = re.compile(r"https://\S+/gb/gb(\d+)\.html")
 _TB_FRAME_RE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+), in (?P<name>\S+)')
-
-
-@functools.lru_cache(maxsize=1)
-def registry() -> dict[str, str]:
-    """gb_type -> GBxxxx from torch's own registry (absent in older torch)."""
-    path = Path(torch._dynamo.__file__).parent / "graph_break_registry.json"
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    out: dict[str, str] = {}
-    for gb_id, entries in data.items():
-        for entry in entries if isinstance(entries, list) else [entries]:
-            if isinstance(entry, dict) and entry.get("Gb_type"):
-                out.setdefault(entry["Gb_type"], gb_id)
-    return out
 
 
 @dataclass
@@ -82,7 +64,11 @@ def parse_reason(text: str, gb_type: str | None = None) -> Parsed:
             elif not ln.strip():
                 current = None
         explanation = " ".join(expl)
-    gb_id = registry().get(gb_type)
+    gb_id = torchcompat.registry().get(gb_type)
+    if gb_id is None and (legacy := torchcompat.legacy_break(gb_type)):
+        # Older torch, older wording: the registry's name for it, torch's text as explanation.
+        explanation = explanation or text.strip().splitlines()[0]
+        gb_type, gb_id = legacy
     if gb_id is None:
         m = _URL_RE.search(text)
         if m:

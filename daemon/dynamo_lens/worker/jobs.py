@@ -113,7 +113,8 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         err = error_from_exception(exc, ws, str(path), 1, what=f"importing {path.name}")
         return {"units": [], "findings": to_wire([err])}
     attrs = [t.split(":", 1)[1] for t in params.get("config_targets", [])]
-    units = discover(module, path, attrs, cfg.guess_targets)
+    guess = bool(params.get("guess", cfg.guess_targets))
+    units = discover(module, path, attrs, guess, skip=set(params.get("guess_skip", [])))
     imports = sorted({f for _, f in workspace_modules(ws)})
     return {"units": to_wire(units), "findings": [], "imports": imports}
 
@@ -159,6 +160,9 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     except Cancelled:
         raise
     except BaseException as exc:
+        if unit.kind == "guess":
+            # A guess that cannot even build is our miss, not the user's error.
+            return {"reports": [], "findings": [], "skipped": [_skip_reason(unit.attr, exc)]}
         f = error_from_exception(
             exc,
             ws,
@@ -172,6 +176,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     if missing:
         env["devices_missing"] = missing
     reports = []
+    skipped: list[str] = []
     for ti, target in enumerate(targets):
         tid = str(TargetId.parse(target.name)._replace(file=_rel(unit.path, ws)))
         run = _TargetRun(target, ws, cfg, env, checks, tid)
@@ -185,7 +190,13 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
                 min_run_time=float(params.get("min_run_time", 0.2)),
             )
         )
-    return {"reports": to_wire(reports), "findings": []}
+        skipped += run.skipped
+    return {"reports": to_wire(reports), "findings": [], "skipped": skipped}
+
+
+def _skip_reason(what: str, exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"zero-config guess {what}: {type(exc).__name__}: {text:.300}"
 
 
 class _TargetRun:
@@ -202,6 +213,7 @@ class _TargetRun:
     ) -> None:
         self.target, self.ws, self.cfg, self.checks, self.name = target, ws, cfg, checks, name
         self.findings: list[Finding] = []
+        self.skipped: list[str] = []  # a guess's failures: logged, never error findings
         self.report = TargetReport(
             target=name,
             path=target.path,
@@ -219,6 +231,9 @@ class _TargetRun:
             fn()
         except Exception as exc:
             t = self.target
+            if t.guess:
+                self.skipped.append(_skip_reason(f"{t.name} ({what})", exc))
+                return
             self.findings.append(
                 error_from_exception(
                     exc, self.ws, t.path, t.line, what=what, target=self.name, device=device
@@ -335,6 +350,8 @@ class _TargetRun:
                     )
         torch._dynamo.reset()
         findings = _label_guess(dedupe(self.findings), self.target)
+        if not self.cfg.library_findings:
+            findings = [f for f in findings if "library" not in f.data]
         self.report.findings = findings
         self.report.break_count = sum(1 for f in findings if f.kind == Kind.GRAPH_BREAK)
         return self.report

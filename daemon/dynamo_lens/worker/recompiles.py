@@ -9,6 +9,7 @@ again is a warning; a single size change absorbed by automatic dynamic shapes is
 from __future__ import annotations
 
 import contextlib
+import inspect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from ..engine.locate import (
     source_line,
 )
 from ..findings import Finding, FindingData, Frame, Kind, Severity
+from . import torchcompat
 from .breaks import where
 from .tracecapture import TraceCapture
 from .usercode import Call, Target
@@ -125,6 +127,8 @@ def parse_recompile(
     stack, else on ``anchor`` (the example's call), and names the library line; None when
     there is nowhere in the workspace to show it."""
     first = reason.strip().splitlines()[0] if reason.strip() else reason
+    # torch 2.8 appends "(HINT: ...)" to the guard's own line.
+    first = re.sub(r"\s*\(HINT: .*$", "", first)
     m = _REASON_RE.match(first)
     guard_text = (m["guard"] if m else first).strip()
     co_file = str(metrics.get("co_filename") or "")
@@ -242,12 +246,13 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
     seen = ", ".join(dict.fromkeys(group.seen)) if group.seen else ""
     if absorbed_once:
         message = (
-            f"Recompile: {_what(g)} changed ({g.text}); one recompile, "
+            f"Recompile: {_what(g)} changed; one recompile, "
             "then automatic dynamic shapes made it dynamic"
         )
     else:
         n = group.count
-        message = f"Recompile risk: {_what(g)} is specialised (`{g.text}`); {n} recompile" + (
+        # The user's names only; torch's raw guard text (`L['args'][1]`) goes in the explanation.
+        message = f"Recompile risk: {_what(g)} is specialised; {n} recompile" + (
             "s" if n != 1 else ""
         )
         if seen and g.kind in ("value", "attr"):
@@ -285,7 +290,7 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
             "Dynamo guards on what it specialised while tracing; a call that fails a guard "
             "compiles again. Input variants "
             + ("declared in the example" if declared else "probed by perturbing dims and scalars")
-            + " triggered this."
+            + f" triggered this. torch's failed guard: `{g.text}`."
         ),
         hints=[fix, *([group.torch_hint] if group.torch_hint else [])],
         stack=group.stack,
@@ -297,7 +302,7 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
 @contextlib.contextmanager
 def _recompile_limit(limit: int) -> Iterator[None]:
     cfg = torch._dynamo.config
-    name = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"
+    name = torchcompat.recompile_limit_name()
     old = getattr(cfg, name)
     setattr(cfg, name, limit)
     try:
@@ -348,6 +353,32 @@ def probe_families(call: Call, n: int, max_families: int = 6) -> list[list[Call]
                 [call, *(with_value(slot, value * (1 + 0.5 * k)) for k in range(1, n + 1))]
             )
     return families[:max_families]
+
+
+_ARGS_RE = re.compile(r"^(?P<pack>args|kwargs)\[(?P<key>\d+|'[^']+')\](?P<rest>.*)$")
+
+
+def parameter_names(fn: Any) -> list[str]:
+    """The target's own parameter names, through wrappers (``functools.wraps``) and modules."""
+    call = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    try:
+        params = inspect.signature(call).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def user_name(var: str, names: list[str]) -> str:
+    """``args[1]`` (a wrapper's ``*args``, as in transformers' decorators) -> the user's own
+    parameter name, when the target's real signature names it."""
+    m = _ARGS_RE.match(var)
+    if not m or "args" in names or "kwargs" in names:
+        return var
+    key = m["key"]
+    if m["pack"] == "kwargs":
+        return key.strip("'") + m["rest"]
+    i = int(key)
+    return names[i] + m["rest"] if i < len(names) else var
 
 
 def runs_with_grad(fn: Any, call: Call) -> bool:
@@ -423,6 +454,7 @@ def find_recompiles(
 ) -> RecompileResult:
     declared = len(target.calls) >= 2
     grad = runs_with_grad(target.fn, target.calls[0])
+    names = parameter_names(target.fn)
     if declared:
         families = [target.calls]
     else:
@@ -444,7 +476,7 @@ def find_recompiles(
         backend = _CountingBackend()
         compiled = torch.compile(target.fn, backend=backend, dynamic=dynamic)
         cap = TraceCapture()
-        with cap, _recompile_limit(limit):
+        with cap, _recompile_limit(limit), torchcompat.guard_user_lines():
             for call in fam:
                 variants.append(describe_call(call))
                 try:
@@ -480,6 +512,7 @@ def find_recompiles(
                 continue
             recompiles += 1
             g = rc.guard
+            g.var = user_name(g.var, names)
             origin = where(rc.origin) if rc.origin else ""
             key = (None if declared else fi, g.kind, g.var, g.dim, rc.path, rc.line, origin)
             group = groups.get(key)

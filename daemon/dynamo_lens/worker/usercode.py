@@ -95,10 +95,39 @@ def purge_workspace_modules(ws: Workspace) -> None:
         del sys.modules[name]
 
 
+def package_path(path: Path) -> tuple[Path, str] | None:
+    """(the directory to put on sys.path, the dotted name) of a file inside a regular package,
+    found as ``python -m`` would: up through every directory with an ``__init__.py``."""
+    path = path.resolve()
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    d = path.parent
+    while (d / "__init__.py").is_file() and d.name.isidentifier():
+        parts.insert(0, d.name)
+        d = d.parent
+    if not parts or (len(parts) == 1 and path.name != "__init__.py"):
+        return None
+    return d, ".".join(parts)
+
+
+def _same_file(module: types.ModuleType, path: Path) -> bool:
+    f = getattr(module, "__file__", None)
+    return isinstance(f, str) and Path(f).resolve() == path.resolve()
+
+
 def import_file(path: Path, ws: Workspace) -> types.ModuleType:
     for p in (str(path.parent), str(ws.root)):
         if p not in sys.path:
             sys.path.insert(0, p)
+    pkg = package_path(path)
+    if pkg is not None:
+        # By its package path, parents first: `from pkg.layers import X` inside
+        # pkg/layers/block.py then finds pkg.layers complete, not a half-imported copy.
+        root, dotted = pkg
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        module = importlib.import_module(dotted)
+        if _same_file(module, path):
+            return module
     name = module_name_for(path, ws)
     existing = sys.modules.get(name)
     if existing is not None and getattr(existing, "__file__", None) == str(path):
@@ -138,7 +167,11 @@ def _constructible_without_args(cls: type) -> bool:
 
 
 def discover(
-    module: types.ModuleType, path: Path, config_targets: list[str], guess: bool
+    module: types.ModuleType,
+    path: Path,
+    config_targets: list[str],
+    guess: bool,
+    skip: set[str] | frozenset[str] = frozenset(),
 ) -> list[Unit]:
     units: list[Unit] = []
     for attr, obj in vars(module).items():
@@ -155,6 +188,7 @@ def discover(
         for attr, obj in vars(module).items():
             if (
                 isinstance(obj, type)
+                and attr not in skip
                 and issubclass(obj, nn.Module)
                 and obj.__module__ == module.__name__
                 and _constructible_without_args(obj)

@@ -1,0 +1,97 @@
+"""What differs between the torch releases we support (2.8 to 2.15), in one place.
+
+Each function asks torch what it has rather than comparing version numbers where it can: a
+point release that backports a feature then just works.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+
+SUPPORTED = ((2, 8), (2, 15))
+VERSION: tuple[int, int] = tuple(  # type: ignore[assignment]
+    int(x) for x in re.findall(r"\d+", torch.__version__)[:2]
+)
+_TABLE = Path(__file__).parent / "data" / "gb_registry.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> dict[str, dict[str, str]]:
+    try:
+        data = json.loads(_TABLE.read_text())
+    except (OSError, ValueError):
+        return {"gb_type": {}, "legacy": {}}
+    return {"gb_type": dict(data.get("gb_type", {})), "legacy": dict(data.get("legacy", {}))}
+
+
+@functools.lru_cache(maxsize=1)
+def registry() -> dict[str, str]:
+    """gb_type -> GBxxxx: torch's own registry over the table built from a newer one, which
+    covers the ids an older torch lacks."""
+    out = dict(_shipped()["gb_type"])
+    path = Path(torch._dynamo.__file__).parent / "graph_break_registry.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return out
+    for gb_id, entries in data.items():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if isinstance(entry, dict) and entry.get("Gb_type"):
+                out[entry["Gb_type"]] = gb_id
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _gb_types() -> dict[str, str]:
+    return {gb_id: gb_type for gb_type, gb_id in registry().items()}
+
+
+def legacy_break(text: str) -> tuple[str, str] | None:
+    """(gb_type, id) for a break torch < 2.9 words in pre-registry text."""
+    lowered = text.strip().lower()
+    for prefix, gb_id in _shipped()["legacy"].items():
+        if lowered.startswith(prefix.lower()):
+            gb_type = _gb_types().get(gb_id)
+            if gb_type:
+                return gb_type, gb_id
+    return None
+
+
+def recompile_limit_name() -> str:
+    # Renamed from cache_size_limit in torch 2.6; both spellings exist for a while.
+    cfg = torch._dynamo.config
+    return "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"
+
+
+# torch < 2.9 records the user line of a guard (the "# code  # file:line" tail of a recompile
+# reason) only while the guards logger is enabled for DEBUG during tracing.
+_GUARDS_LOGGER = "torch._dynamo.guards.__guards"
+NEEDS_GUARD_LOGGER = VERSION < (2, 9)
+
+
+@contextlib.contextmanager
+def guard_user_lines() -> Iterator[None]:
+    if not NEEDS_GUARD_LOGGER:
+        yield
+        return
+    log = logging.getLogger(_GUARDS_LOGGER)
+    saved = (log.level, log.propagate)
+    sink = logging.NullHandler()
+    # Enabled, but printed nowhere: torch's own handlers would write every guard to stderr.
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    log.addHandler(sink)
+    try:
+        yield
+    finally:
+        log.removeHandler(sink)
+        log.setLevel(saved[0])
+        log.propagate = saved[1]
