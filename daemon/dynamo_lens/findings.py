@@ -160,6 +160,30 @@ class Finding:
         if (self.end_line, self.end_column) < (self.line, self.column):
             self.end_line, self.end_column = self.line, self.column + 1
 
+    def related(self) -> list[tuple[Frame, str]]:
+        """The call chain beside the finding's own line, labelled for related locations:
+        the callers above it, and below it the library frames down to where torch stopped."""
+        own = next(
+            (i for i, fr in enumerate(self.stack) if (fr.path, fr.line) == (self.path, self.line)),
+            len(self.stack) - 1,
+        )
+        out = []
+        for i, fr in enumerate(self.stack):
+            if i < own:
+                out.append((fr, f"called from {fr.name}" if fr.name else "called from here"))
+            elif i > own:
+                last = i == len(self.stack) - 1
+                where = "torch stopped here" if self.kind == Kind.GRAPH_BREAK else "guarded here"
+                out.append(
+                    (
+                        fr,
+                        f"{where}, in {fr.name or 'library code'}"
+                        if last
+                        else f"then in {fr.name or 'library code'}",
+                    )
+                )
+        return out
+
     def key(self) -> tuple[str, str, int, int, str, str | None]:
         """Identity used to deduplicate the same site reported twice."""
         return (self.kind.value, self.path, self.line, self.column, self.message, self.device)

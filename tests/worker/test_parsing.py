@@ -91,3 +91,78 @@ def test_the_graph_breaks_log_gives_the_structured_traces_break_records(tmp_path
     assert [e.exc for e in from_trace] == [e.exc for e in from_log]
     lines = lambda cap: sorted(s.frames[-1].line for s in collect_sites(out, cap, ws))  # noqa: E731
     assert lines(log) == lines(trace) == [4, 6, 7]
+
+
+def test_messages_keep_class_names_and_drop_torchs_prefixes() -> None:
+    pytest.importorskip("torch")
+    from dynamo_lens.worker.breaks import _message
+
+    assert _message("TypeError when making fake tensor call") == (
+        "Graph break: TypeError when making fake tensor call"
+    )
+    assert _message("Graph Break Reason: Unsupported call.") == "Graph break: unsupported call"
+    assert _message("Data-dependent branching") == "Graph break: data-dependent branching"
+    assert (
+        _message("Unsupported Tensor.item() call") == "Graph break: unsupported Tensor.item() call"
+    )
+
+
+def test_the_cause_is_the_headline_not_the_loop_break() -> None:
+    pytest.importorskip("torch")
+    from dynamo_lens.findings import Frame
+    from dynamo_lens.worker.breaks import Parsed, Site, _merge_same_line
+
+    at = Frame("/w/m.py", 5, "f", 1, 5, 9)
+    loop = Site(
+        [at], at, None, Parsed("Graph break in loop", "", [], "GB7000"), sources={"explain"}
+    )
+    cause = Site(
+        [at], at, None, Parsed("Data-dependent branching", "x", [], "GB0170"), sources={"trace"}
+    )
+    (merged,) = _merge_same_line([loop, cause])
+    assert merged.parsed.gb_id == "GB0170"
+    assert "Also here: Graph break in loop [GB7000]" in merged.parsed.explanation
+
+
+def test_recompile_reasons_in_2_13_and_2_8_wording(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from dynamo_lens.worker.recompiles import classify, parse_recompile, user_name
+
+    # torch 2.13: a tensor guard that now sees None
+    g = classify("expected type of 'mask' to be a tensor type, ' but found <class 'NoneType'>")
+    assert (g.kind, g.var, g.seen) == ("none", "mask", "None")
+    # torch 2.8 puts the hint on the guard's own line
+    m = tmp_path / "r.py"
+    m.write_text("class R:\n    def forward(self, x):\n        if self.n > 8:\n            pass\n")
+    ws = Workspace(tmp_path)
+    metrics = {"co_filename": str(m), "co_firstlineno": 2, "co_name": "forward"}
+    rc = parse_recompile(
+        f"0/0: L['self'].n == 16   # if self.n > 8:  # {m.name}:3 in forward (HINT: make it "
+        "dynamic with torch._dynamo.config.allow_unspec_int_on_nn_module = True)",
+        metrics,
+        [str(m)],
+        ws,
+    )
+    assert rc is not None
+    assert (rc.guard.kind, rc.guard.var, rc.line) == ("attr", "self.n", 3)
+    assert "allow_unspec_int_on_nn_module" in rc.torch_hint
+    # a wrapper's *args (transformers' decorators) named by the target's own parameters
+    assert user_name("args[1]", ["input_ids", "attention_mask"]) == "attention_mask"
+    assert user_name("kwargs['labels'].size()", ["input_ids"]) == "labels.size()"
+    assert user_name("args[0]", ["args"]) == "args[0]"
+
+
+def test_older_torch_breaks_get_the_registrys_ids() -> None:
+    pytest.importorskip("torch")
+    from dynamo_lens.worker import torchcompat
+    from dynamo_lens.worker.breaks import parse_reason
+
+    # The shipped table (from a newer torch) covers ids an older registry lacks.
+    assert torchcompat.registry()["Data-dependent branching"] == "GB0170"
+    p = parse_reason(
+        "logger not supported for non-export cases. To avoid graph breaks caused by logger in "
+        "compile-mode, it is recommended to disable logging"
+    )
+    assert p.gb_id == "GB0291"
+    assert p.gb_type == "logging.Logger method not supported for non-export cases"
+    assert p.explanation.startswith("logger not supported")

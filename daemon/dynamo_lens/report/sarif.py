@@ -24,11 +24,15 @@ def _rule_id(f: Finding) -> str:
     return f.gb_id or f"dynamo-lens/{f.kind.value}"
 
 
-def _uri(path: str, root: Path) -> str:
+def _artifact(path: str, root: Path) -> dict[str, str]:
+    """Workspace files relative to %SRCROOT%; a library file by its absolute URI."""
     try:
-        return Path(os.path.relpath(path, root)).as_posix()
+        rel = Path(os.path.relpath(path, root))
     except ValueError:
-        return Path(path).as_uri()
+        rel = None
+    if rel is None or rel.parts[:1] == ("..",):
+        return {"uri": Path(path).as_uri()}
+    return {"uri": rel.as_posix(), "uriBaseId": "%SRCROOT%"}
 
 
 def _location(
@@ -36,7 +40,7 @@ def _location(
 ) -> dict[str, Any]:
     return {
         "physicalLocation": {
-            "artifactLocation": {"uri": _uri(path, root), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": _artifact(path, root),
             "region": {
                 "startLine": line,
                 "startColumn": max(col, 1),
@@ -70,7 +74,7 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
                 "locations": [_location(f.path, f.line, f.column, f.end_line, f.end_column, root)],
                 "properties": {"kind": f.kind.value, "target": f.target, "device": f.device},
             }
-            if len(f.stack) > 1:
+            if related := f.related():
                 r["relatedLocations"] = [
                     {
                         **_location(
@@ -82,9 +86,9 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
                             root,
                         ),
                         "id": i,
-                        "message": {"text": f"called from {fr.name or 'here'}"},
+                        "message": {"text": label},
                     }
-                    for i, fr in enumerate(f.stack[:-1])
+                    for i, (fr, label) in enumerate(related)
                 ]
             out_results.append(r)
     return {

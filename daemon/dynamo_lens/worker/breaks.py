@@ -84,6 +84,7 @@ class Site:
     parsed: Parsed
     raw: str = ""
     sources: set[str] = field(default_factory=set)
+    anchored: bool = False  # no workspace frame of its own: shown at the example's call
 
 
 def _frames_from_text(text: str, ws: Workspace) -> list[Frame]:
@@ -152,7 +153,7 @@ def collect_sites(
         # The same site reached twice (e.g. by explain and by the trace): keep the richer copy.
         existing = sites.get(key)
         if existing is None:
-            sites[key] = Site(chain, at, origin, parsed, raw, {source})
+            sites[key] = Site(chain, at, origin, parsed, raw, {source}, anchored=not user)
             return
         existing.sources.add(source)
         if not existing.parsed.explanation and parsed.explanation:
@@ -190,7 +191,19 @@ def collect_sites(
                         site.sources.add("explain")
                     continue
         add(frames, parsed, reason.reason, "explain")
-    return _merge_same_line(list(sites.values()))
+    return _merge_same_line(_drop_repeats(list(sites.values())))
+
+
+def _drop_repeats(sites: list[Site]) -> list[Site]:
+    """A library function that broke while inlined is then run, and compiled, on its own: the
+    same break again with a stack of the library frame alone. torch logs it as a duplicate
+    ("user stack suppressed"); so do we, keeping the copy that shows the user's call."""
+
+    def ident(s: Site) -> tuple[str, str]:
+        return (where(s.origin) if s.origin else "", s.parsed.gb_id or s.parsed.gb_type)
+
+    placed = {ident(s) for s in sites if not s.anchored}
+    return [s for s in sites if not s.anchored or ident(s) not in placed]
 
 
 def _merge_same_line(sites: list[Site]) -> list[Site]:

@@ -151,6 +151,9 @@ class GraphBreakLog(TraceCapture):
     _SUFFIX = ".__graph_breaks"
 
     def __enter__(self) -> GraphBreakLog:
+        # The artifact loggers exist once Dynamo's tracer is imported; torch imports it lazily.
+        import torch._dynamo.symbolic_convert  # noqa: F401
+
         self._state = _State()
         names = [n for n in logging.Logger.manager.loggerDict if n.endswith(self._SUFFIX)]
         self._saved = []

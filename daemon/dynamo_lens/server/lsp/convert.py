@@ -48,9 +48,9 @@ def diagnostic(f: Finding) -> types.Diagnostic:
                     fr.end_column or (fr.column or 1) + 1,
                 ),
             ),
-            message=f"called from {fr.name}" if fr.name else "called from here",
+            message=label,
         )
-        for fr in f.stack[:-1]
+        for fr, label in f.related()
     ]
     stale = " (stale: edited since analysed)" if f.data.get("stale") else ""
     message = f.text + stale

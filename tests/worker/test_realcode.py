@@ -1,0 +1,194 @@
+"""The real-code defects, each with a positive and a negative case, against a warm worker.
+
+Fixtures live in tests/fixtures/realcode: ``lib/site-packages/fakelib`` is a library outside the
+workspace (``ws``); ``realcode_guess`` is a workspace that declares nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from dynamo_lens.config import load
+from dynamo_lens.engine.analysis import Engine
+from dynamo_lens.findings import Finding, Kind, Severity
+
+WS = FIXTURES / "realcode" / "ws"
+CHECKS = ["breaks", "recompiles"]
+
+
+def _engine(root: Path, **settings: object) -> Engine:
+    cfg, problems = load(root, {"backend": "eager", **settings})
+    assert problems == []
+    return Engine(root, cfg)
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[Engine]:
+    eng = _engine(WS)
+    yield eng
+    eng.close()
+
+
+def _line(path: Path, text: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+def _of(findings: list[Finding], kind: Kind) -> list[Finding]:
+    return [f for f in findings if f.kind == kind]
+
+
+# 1. Breaks and recompiles inside libraries are findings, on the user's calling line.
+
+
+def test_a_break_inside_a_library_sits_on_the_users_call_and_names_the_library_line(
+    engine: Engine,
+) -> None:
+    path = WS / "lib_user.py"
+    res = engine.analyze_file(path, CHECKS, only_target="compile_example")
+    (f,) = _of(
+        res.all_findings(), Kind.GRAPH_BREAK
+    )  # torch logs it once, then "duplicate": so do we
+    assert f.line == _line(path, "return fakelib.noisy(x) + 1")
+    assert f.message.endswith("in fakelib/__init__.py:7"), f.message
+    assert f.data["library"] == "fakelib/__init__.py:7"
+    chain = [(Path(fr.path).name, fr.line) for fr in f.stack]
+    assert chain[-1] == ("__init__.py", 7) and ("lib_user.py", f.line) in chain
+    assert all("_dynamo" not in fr.path and "dynamo_lens" not in fr.path for fr in f.stack)
+
+
+def test_a_recompile_inside_a_library_is_kept_and_the_limit_goes_to_its_frame(
+    tmp_path: Path,
+) -> None:
+    eng = _engine(WS, recompile_limit=2)
+    try:
+        path = WS / "lib_user.py"
+        res = eng.analyze_file(path, CHECKS, only_target="compile_example_kinds")
+    finally:
+        eng.close()
+    (f,) = _of(res.all_findings(), Kind.RECOMPILE)
+    assert f.line == _line(path, "return fakelib.act(x, kind)")
+    assert "in fakelib/__init__.py:12" in f.message
+    assert f.data["variable"] == "kind" and f.data["limit_hit"] is True
+    assert "mark_dynamic" not in f.data  # no quick fix can edit library code
+
+
+def test_library_findings_can_be_hidden() -> None:
+    eng = _engine(WS, library_findings=False)
+    try:
+        res = eng.analyze_file(WS / "lib_user.py", CHECKS)
+    finally:
+        eng.close()
+    assert [f for f in res.all_findings() if f.kind in (Kind.GRAPH_BREAK, Kind.RECOMPILE)] == []
+    assert len(res.reports) == 2  # analysed, just not shown
+
+
+def test_a_break_in_user_code_names_no_library(engine: Engine) -> None:
+    res = engine.analyze_file(WS / "pkg" / "layers" / "block.py", CHECKS)
+    (f,) = _of(res.all_findings(), Kind.GRAPH_BREAK)
+    assert f.gb_id == "GB0170" and "library" not in f.data and " in " not in f.message
+
+
+# 2. Probes: a one-off per dim that automatic dynamic shapes absorb is never a warning.
+
+
+def test_probing_a_clean_model_reports_nothing(engine: Engine) -> None:
+    res = engine.analyze_file(WS / "probes.py", CHECKS, only_target="compile_example")
+    assert res.reports and res.reports[0].recompile_count > 0  # torch did recompile, once per dim
+    assert _of(res.all_findings(), Kind.RECOMPILE) == []
+
+
+def test_probing_reports_what_recompiles_again_and_again(engine: Engine) -> None:
+    path = WS / "probes.py"
+    res = engine.analyze_file(path, CHECKS, only_target="compile_example_columns")
+    (f,) = _of(res.all_findings(), Kind.RECOMPILE)
+    assert f.severity == Severity.WARNING and f.data["source"] == "probes"
+    # A tensor-size guard names no line: the finding marks the parameter in the signature.
+    assert f.line == _line(path, "def per_column(x)")
+    assert f.data["recompiles"] >= 2 and "dim 1" in f.message
+
+
+# 3. Recompile checks run the target as it trains.
+
+
+def test_training_mode_recompiles_are_seen(engine: Engine) -> None:
+    path = WS / "training.py"
+    res = engine.analyze_file(path, CHECKS, only_target="compile_example_train")
+    (f,) = _of(res.all_findings(), Kind.RECOMPILE)
+    assert f.line == _line(path, "self.steps += 1")
+    assert f.data["recompiles"] == 3
+
+
+def test_eval_mode_runs_without_grad(engine: Engine) -> None:
+    res = engine.analyze_file(WS / "training.py", CHECKS, only_target="compile_example_eval")
+    assert _of(res.all_findings(), Kind.RECOMPILE) == []
+
+
+# 4. Zero-config guessing.
+
+
+def test_no_guesses_for_building_blocks_where_the_workspace_declares_targets(
+    engine: Engine,
+) -> None:
+    res = engine.analyze_file(WS / "helpers.py", CHECKS)
+    assert res.reports == [] and res.all_findings() == []
+    assert not res.ran  # nothing of the file was imported: Tower(4096) was never built
+
+
+def test_a_guess_that_cannot_build_inputs_is_silent() -> None:
+    root = FIXTURES / "realcode_guess"
+    logs: list[str] = []
+    cfg, _ = load(root, {"backend": "eager"})
+    eng = Engine(root, cfg, on_log=logs.append)
+    try:
+        res = eng.analyze_file(root / "unguessable.py", CHECKS)
+    finally:
+        eng.close()
+    assert [r.target for r in res.reports] == ["unguessable.py::guess:Small"]
+    assert [f for f in res.all_findings() if f.severity == Severity.ERROR] == []
+    assert any("guess" in line and "Gate" in line for line in logs), logs
+    assert all(f.note.startswith("zero-config guess") for f in res.all_findings())
+
+
+# 5. Files inside packages import by their package path.
+
+
+def test_a_package_file_imports_as_python_m_would(engine: Engine) -> None:
+    res = engine.analyze_file(WS / "pkg" / "layers" / "block.py", CHECKS)
+    assert [f for f in res.all_findings() if f.kind == Kind.ERROR] == []
+    assert [r.target for r in res.reports] == ["pkg/layers/block.py::compile_example"]
+
+
+# Real library code: transformers (installed by the dev setup; skipped where absent).
+
+GPT2_EXAMPLE = """\
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+
+def compile_example():
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=100, n_positions=64)
+    model = GPT2LMHeadModel(cfg)
+    ids = torch.randint(0, 100, (2, 16))
+    return model, (ids,), {"labels": ids}
+"""
+
+
+def test_a_transformers_training_step_reports_torchs_library_break(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    (tmp_path / "example.py").write_text(GPT2_EXAMPLE)
+    eng = _engine(tmp_path)
+    try:
+        res = eng.analyze_file(tmp_path / "example.py", ["breaks"])
+    finally:
+        eng.close()
+    breaks = _of(res.all_findings(), Kind.GRAPH_BREAK)
+    # torch logs one break (GB0291, `logger.warning_once` in modeling_utils.py) and then the
+    # same one as a "duplicate": one finding, on the example's return line.
+    assert [f.gb_id for f in breaks] == ["GB0291"]
+    (f,) = breaks
+    assert f.line == 10 and "in transformers/modeling_utils.py:" in f.message
+    assert any("modeling_gpt2.py" in fr.path for fr in f.stack)
