@@ -14,6 +14,11 @@ echo "[test] pytest"
 # Two threads per torch process: the CI machine has two cores and runs a worker beside pytest.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
 .venv/bin/python -m pytest -x -q -p no:cacheprovider
+if [ -z "${DYNAMO_LENS_SKIP_COMPAT:-}" ]; then
+  # The oldest supported torch besides the pinned one (a 4-7 GB install from the registry).
+  echo "[test] torch 2.8.0"
+  COMPAT_OUT=out/compat bash scripts/compat.sh 2.8.0
+fi
 if [ -z "${DYNAMO_LENS_SKIP_EXTENSION:-}" ] && [ -f scripts/extension/test.sh ]; then
   echo "[test] extension"
   bash scripts/extension/test.sh

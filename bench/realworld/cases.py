@@ -170,7 +170,8 @@ def compile_example():
     cfg = transformers.WhisperConfig(
         d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
         decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16,
-        max_source_positions=32, vocab_size=100,
+        max_source_positions=32, vocab_size=100, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2, decoder_start_token_id=1,
     )
     model = transformers.WhisperModel(cfg).eval()
     return model.encoder, (torch.randn(1, 16, 64),)
@@ -311,5 +312,81 @@ def compile_example():
     return model, (x,), {"src_key_padding_mask": mask}
 """,
         what="torch's own nn.TransformerEncoder (library code: torch/nn/modules/transformer.py)",
+    ),
+    Case(
+        "gpt2-generate",
+        ("transformers",),
+        _HF
+        + '''
+class Generate(torch.nn.Module):
+    """Greedy decoding as a serving script would compile it."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model.generate(ids, max_new_tokens=3, do_sample=False, pad_token_id=0)
+
+
+def compile_example():
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(
+        n_layer=1, n_head=2, n_embd=32, vocab_size=100, n_positions=64, bos_token_id=1,
+        eos_token_id=2,
+    )
+    model = transformers.GPT2LMHeadModel(cfg).eval()
+    return Generate(model), (torch.randint(3, 100, (1, 5)),)
+''',
+        what="transformers' generate(): breaks and recompiles all inside the library",
+    ),
+    Case(
+        "einops-permutations",
+        ("einops",),
+        """import itertools
+
+import torch
+from einops import rearrange
+
+
+def permute(x, pattern):
+    return rearrange(x, pattern)
+
+
+def compile_example():
+    x = torch.randn(2, 3, 4, 5)
+    patterns = [f"a b c d -> {' '.join(p)}" for p in itertools.permutations("abcd")][:12]
+    return [(permute, (x, p)) for p in patterns]
+""",
+        what="einops with twelve patterns: torch hits the recompile limit inside einops",
+    ),
+    Case(
+        "lstm-packed",
+        (),
+        """import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.lstm = nn.LSTM(16, 16, batch_first=True)
+        self.out = nn.Linear(16, 5)
+
+    def forward(self, ids, lengths):
+        x = self.emb(ids)
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        h, _ = self.lstm(packed)
+        h, _ = pad_packed_sequence(h, batch_first=True)
+        return self.out(h)
+
+
+def compile_example():
+    torch.manual_seed(0)
+    return Tagger().eval(), (torch.randint(0, 50, (3, 7)), torch.tensor([7, 5, 2]))
+""",
+        what="an LSTM tagger over packed sequences (torch.nn.utils.rnn)",
     ),
 ]

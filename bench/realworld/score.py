@@ -161,7 +161,7 @@ def _rel(p: str) -> str:
     return p
 
 
-def render(rows: list[dict[str, Any]], skipped: list[str]) -> str:
+def render(rows: list[dict[str, Any]], skipped: list[str], failed: list[str]) -> str:
     total_sites = sum(len(r["torch_sites"]) for r in rows)
     found = sum(len(r["torch_sites"]) - len(r["missed"]) for r in rows)
     false = sum(len(r["false_breaks"]) for r in rows)
@@ -218,6 +218,8 @@ def render(rows: list[dict[str, Any]], skipped: list[str]) -> str:
         out.append("")
     if skipped:
         out += ["Skipped (packages not installed): " + ", ".join(skipped), ""]
+    if failed:
+        out += ["Cases whose ground truth or scoring failed: " + ", ".join(failed), ""]
     return "\n".join(out) + "\n"
 
 
@@ -227,7 +229,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     ap.add_argument("--work", type=Path, default=REPO / "out" / "realworld")
     args = ap.parse_args()
-    rows, skipped = [], []
+    rows, skipped, failed = [], [], []
     for case in CASES:
         if args.only and case.name not in args.only:
             continue
@@ -235,7 +237,12 @@ def main() -> int:
             skipped.append(case.name)
             continue
         print(f"{case.name} ...", file=sys.stderr, flush=True)
-        row = score_case(case, args.work)
+        try:
+            row = score_case(case, args.work)
+        except Exception as exc:  # one broken case must not lose the others' results
+            print(f"  FAILED: {exc}", file=sys.stderr)
+            failed.append(f"{case.name} ({type(exc).__name__})")
+            continue
         print(
             f"  recall {row['recall']:.2f}, false {len(row['false_breaks'])}, "
             f"errors {len(row['errors'])}, {row['seconds']}",
@@ -244,7 +251,7 @@ def main() -> int:
         rows.append(row)
     args.work.mkdir(parents=True, exist_ok=True)
     (args.work / "scores.json").write_text(json.dumps(rows, indent=1))
-    args.out.write_text(render(rows, skipped))
+    args.out.write_text(render(rows, skipped, failed))
     print(args.out, file=sys.stderr)
     return 0
 

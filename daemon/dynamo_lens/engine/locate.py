@@ -310,6 +310,27 @@ def call_site_line(path: str, def_line: int) -> int:
     return def_line
 
 
+def call_line(path: str, def_line: int, callee: str) -> int | None:
+    """The line in the function defined at ``def_line`` that calls ``callee`` (by name or
+    attribute), when exactly one does: where that function's code leads into another frame."""
+    tree, _ = parse_file(path)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == def_line:
+            lines = {
+                n.lineno
+                for n in ast.walk(node)
+                if isinstance(n, ast.Call)
+                and (
+                    (isinstance(n.func, ast.Name) and n.func.id == callee)
+                    or (isinstance(n.func, ast.Attribute) and n.func.attr == callee)
+                )
+            }
+            return lines.pop() if len(lines) == 1 else None
+    return None
+
+
 def frame_at(path: str, line: int, name: str = "", hint: str | None = None) -> Frame:
     span = expression_span(path, line, hint)
     return Frame(

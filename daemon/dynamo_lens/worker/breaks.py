@@ -64,6 +64,8 @@ def parse_reason(text: str, gb_type: str | None = None) -> Parsed:
             elif not ln.strip():
                 current = None
         explanation = " ".join(expl)
+    # torch < 2.13 puts its "Graph Break Reason:" prefix on the type's own line.
+    gb_type = _PREFIX_RE.sub("", gb_type).strip() or gb_type
     gb_id = torchcompat.registry().get(gb_type)
     if gb_id is None and (legacy := torchcompat.legacy_break(gb_type)):
         # Older torch, older wording: the registry's name for it, torch's text as explanation.

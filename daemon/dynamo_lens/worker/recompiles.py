@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +21,10 @@ import torch
 
 from ..engine.locate import (
     Workspace,
+    call_line,
     clean_function_name,
     expression_span,
+    frame_at,
     is_plumbing,
     library_frame,
     parameter_span,
@@ -108,11 +111,18 @@ class Recompile:
 
 
 def _resolve_tail(tail: str, line: int, candidates: list[str]) -> str | None:
+    """The file a guard's "# code  # <path tail>:<line>" names: torch shortens the path, so
+    match it as a suffix, first among the frames we know of, then among imported modules."""
     for c in candidates:
         if c.endswith(tail.lstrip(".")) or Path(c).name == Path(tail).name:
             text = source_line(c, line)
             if text:
                 return c
+    suffix = tail.lstrip(".")
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__dict__", {}).get("__file__")
+        if isinstance(f, str) and f.endswith(suffix) and source_line(f, line):
+            return f
     return None
 
 
@@ -157,6 +167,12 @@ def parse_recompile(
                 path, line, located = found, int(lm["line"]), True
             elif found:
                 origin = library_frame(found, int(lm["line"]), lm["fn"])
+                # Older torch gives no user stack: the compiled frame's call into the library
+                # function is the user's line, when the frame has exactly one such call.
+                at = call_line(co_file, co_line, lm["fn"]) if ws.contains(co_file) else None
+                if at is not None:
+                    path, line, located = co_file, at, True
+                    stack = [frame_at(co_file, at, co_name), origin]
     if not located and not ws.contains(path):
         origin = origin or library_frame(co_file, co_line, co_name)
         if anchor is None:
@@ -244,25 +260,23 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
         param = g.var.split(".")[0].split("[")[0]
         span = parameter_span(group.path, group.first_line, param)
     seen = ", ".join(dict.fromkeys(group.seen)) if group.seen else ""
+    # A guard in library code: say where, since the user's line holds only the call.
+    what = _what(g) + (f" in {where(group.origin)}" if group.origin is not None else "")
     if absorbed_once:
         message = (
-            f"Recompile: {_what(g)} changed; one recompile, "
+            f"Recompile: {what} changed; one recompile, "
             "then automatic dynamic shapes made it dynamic"
         )
     else:
         n = group.count
         # The user's names only; torch's raw guard text (`L['args'][1]`) goes in the explanation.
-        message = f"Recompile risk: {_what(g)} is specialised; {n} recompile" + (
-            "s" if n != 1 else ""
-        )
+        message = f"Recompile risk: {what} is specialised; {n} recompile" + ("s" if n != 1 else "")
         if seen and g.kind in ("value", "attr"):
             message += f" (specialised on {seen})"
         elif seen:
             message += f" (new values: {seen})"
         if group.limit_hit:
             message += f"; hit the recompile limit of {limit}, later calls fall back to eager"
-    if group.origin is not None:
-        message += f" in {where(group.origin)}"
     fix = _FIX[g.kind].format(var=g.var, dim=g.dim if g.dim is not None else 0, seen=g.seen)
     data: FindingData = {
         "guard": g.text,
@@ -495,12 +509,7 @@ def find_recompiles(
         limit_frames: set[tuple[str, int]] = set()
         touched: list[Group] = []
         for m in metrics:
-            fail = str(m.get("fail_reason") or "")
-            if (
-                "recompile limit" in fail
-                or "cache_size_limit" in fail
-                or "cache size limit" in fail
-            ):
+            if torchcompat.hit_recompile_limit(m):
                 limit_frames.add((str(m.get("co_filename")), int(m.get("co_firstlineno") or 0)))
             if m.get("fail_type") is None:
                 compiles += 1

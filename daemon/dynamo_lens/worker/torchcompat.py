@@ -71,6 +71,19 @@ def recompile_limit_name() -> str:
     return "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"
 
 
+def hit_recompile_limit(metrics: dict[str, object]) -> bool:
+    """Whether a compilation_metrics record is torch giving up at the recompile limit: 2.13
+    words it "recompile limit" in fail_reason, 2.10 "recompile_limit reached" with
+    fail_type RecompileLimitExceeded, older ones "cache_size_limit"."""
+    kind = str(metrics.get("fail_type") or "")
+    text = str(metrics.get("fail_reason") or "").lower().replace("_", " ")
+    return (
+        kind in ("RecompileLimitExceeded", "CacheLimitExceeded")
+        or "recompile limit" in text
+        or "cache size limit" in text
+    )
+
+
 # torch < 2.9 records the user line of a guard (the "# code  # file:line" tail of a recompile
 # reason) only while the guards logger is enabled for DEBUG during tracing.
 _GUARDS_LOGGER = "torch._dynamo.guards.__guards"
