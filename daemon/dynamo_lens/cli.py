@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 from collections.abc import Sequence
@@ -106,6 +107,17 @@ def _doctor(as_json: bool) -> int:
     return EXIT_CLEAN
 
 
+def _unwritable(path: Path) -> str | None:
+    if path.is_dir():
+        return "it is a folder"
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return f"no such folder {parent}"
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "permission denied"
+    return None
+
+
 def _check(args: argparse.Namespace) -> int:
     root = (args.root or find_root(args.paths)).resolve()
     overrides: dict[str, Any] = {}
@@ -126,6 +138,10 @@ def _check(args: argparse.Namespace) -> int:
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.output is not None and (problem := _unwritable(args.output)):
+        # Checked before the run: a long analysis must not end in a traceback and lose it all.
+        print(f"dynamo-lens: cannot write the report to {args.output}: {problem}", file=sys.stderr)
         return EXIT_ERROR
     files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes)))
     log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None

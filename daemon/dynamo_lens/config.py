@@ -251,4 +251,22 @@ def load(root: Path, overrides: dict[str, Any] | None = None) -> tuple[Config, l
     if overrides:
         cfg, more = apply(cfg, overrides, "settings")
         problems += more
+    problems += _target_problems(root, cfg.targets)
     return cfg, problems
+
+
+def _target_problems(root: Path, targets: list[str]) -> list[str]:
+    """A configured target that can never be analysed is said so, not silently ignored."""
+    out = []
+    real_root = root.resolve()
+    for t in targets:
+        file_part, _, name = t.rpartition(":")
+        if not file_part or not name:
+            out.append(f"target {t!r} is not 'path/to/file.py:name'; ignored")
+            continue
+        path = (root / file_part).resolve()
+        if not path.is_relative_to(real_root):
+            out.append(f"target {t!r} is outside the workspace {root}; ignored")
+        elif not path.is_file():
+            out.append(f"target {t!r}: no such file {path}; ignored")
+    return out

@@ -56,6 +56,14 @@ class WorkerDied(Exception):
     def __str__(self) -> str:
         return self.message
 
+# `python -m` would put the working directory (the user's workspace) first on sys.path, and a
+# workspace with its own msgpack.py, inspect.py or dynamo_lens/ would replace the worker's
+# modules. `-c` puts it there too; the bootstrap drops it before importing anything.
+_BOOT = (
+    "import sys; sys.path.pop(0); import runpy; "
+    "runpy.run_module('dynamo_lens.worker', run_name='__main__', alter_sys=True)"
+)
+
 
 def _split_bundle(pythonpath: str) -> tuple[list[str], list[str]]:
     """(entries to keep first, entries bundled beside our package)."""
@@ -130,7 +138,7 @@ class Worker:
         env["DYNAMO_LENS_CRASH_FILE"] = self._crash_path
         env["PYTHONUNBUFFERED"] = "1"
         self.proc = subprocess.Popen(
-            [self.python, "-m", "dynamo_lens.worker"],
+            [self.python, "-c", _BOOT],
             cwd=str(self.cwd),
             env=env,
             stdin=subprocess.DEVNULL,

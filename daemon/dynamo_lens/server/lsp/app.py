@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -34,7 +35,18 @@ CMD = "dynamoLens.server."
 
 class _Protocol(LanguageServerProtocol):
     """pygls hands a command only its arguments; the benchmark needs the request's
-    workDoneToken to report progress on, so it is added to the first (object) argument."""
+    workDoneToken to report progress on, so it is added to the first (object) argument.
+
+    pygls drops a request whose params do not fit its type (it logs and moves on), so the
+    client would wait forever: such a request is answered with the error here."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], error=exc.to_response_error())
+            raise
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(
