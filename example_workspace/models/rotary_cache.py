@@ -51,7 +51,7 @@ class RotaryAttention(nn.Module):
         q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         q, k = self.rotary(q, k)
         scores = q @ k.transpose(-2, -1) * self.head_dim**-0.5
-        if mask is not None:  # expect: recompile-warning
+        if mask is not None:  # expect: recompile-info
             scores = scores.masked_fill(~mask, float("-inf"))
         out = scores.softmax(dim=-1) @ v
         return self.out(out.transpose(1, 2).reshape(b, t, c))

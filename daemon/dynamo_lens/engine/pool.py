@@ -56,6 +56,7 @@ class WorkerDied(Exception):
     def __str__(self) -> str:
         return self.message
 
+
 # `python -m` would put the working directory (the user's workspace) first on sys.path, and a
 # workspace with its own msgpack.py, inspect.py or dynamo_lens/ would replace the worker's
 # modules. `-c` puts it there too; the bootstrap drops it before importing anything.

@@ -7,6 +7,7 @@ structured trace's graph-break artifacts (the ``Unsupported`` exception with ``g
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ from . import torchcompat
 from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call
 
+# torch's own name for the site, first line of each logged break (2.8 through 2.15).
+_SITE_RE = re.compile(r"^Graph break.*? in user code at (?P<path>.+):(?P<line>\d+)\s*$")
 _URL_RE = re.compile(r"https://\S+/gb/gb(\d+)\.html")
 _TB_FRAME_RE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+), in (?P<name>\S+)')
 
@@ -113,6 +116,21 @@ def _clean(frames: list[Frame]) -> list[Frame]:
     return out
 
 
+def _cut_at_site(frames: list[Frame], text: str, ws: Workspace) -> list[Frame]:
+    """End the chain where torch says the break is: a real_stack can run on into torch's
+    internals (fake-tensor implementations) that torch itself does not call user code."""
+    m = _SITE_RE.match(text.lstrip().split("\n", 1)[0]) if text else None
+    if m is None:
+        return frames
+    site = (os.path.realpath(m["path"]), int(m["line"]))
+    for i in range(len(frames) - 1, -1, -1):
+        if (os.path.realpath(frames[i].path), frames[i].line) == site:
+            return frames[: i + 1]
+    # The stack lacks torch's site: keep what leads there, then the site itself.
+    lead = [f for f in frames if f"{os.sep}torch{os.sep}_" not in f.path]
+    return [*lead, ws.frame(m["path"], int(m["line"]))]
+
+
 def _first_line(text: str) -> str:
     stripped = text.strip()
     return stripped.splitlines()[0] if stripped else ""
@@ -175,7 +193,8 @@ def collect_sites(
             frames = _frames_from_text(text, ws) or frames
         if not frames:
             continue  # no stack at all: nowhere to show it (a record logged twice)
-        add(frames, parse_reason(msg, gb_type), msg, "trace")
+        add(_cut_at_site(frames, text, ws), parse_reason(msg, gb_type), msg, "trace")
+    logged = bool(sites)
 
     for reason in getattr(out, "break_reasons", []) or []:
         frames = frames_from_traceback(list(reason.user_stack), ws)
@@ -183,6 +202,10 @@ def collect_sites(
         # explain's reason text lacks gb_type for some breaks ("step_unsupported": a break in
         # an inlined call, seen again at the call). torch logged that break already when a
         # logged site's chain passes through this line: the same break, not another one.
+        if parsed.gb_id is None and logged and not parsed.explanation:
+            # An unstructured reason ("step_unsupported") beside torch's own log of the same
+            # run: the log names every break; this is one of them seen from a caller.
+            continue
         if parsed.gb_id is None:
             chain = _clean(frames)
             if chain:

@@ -55,13 +55,16 @@ _NONE_TYPE_RE = re.compile(
 )
 _LEN_RE = re.compile(r"^len\((?P<var>.+)\) == (?P<val>\d+)$")
 _VALUE_RE = re.compile(r"^(?P<var>[^\s=<>!]+) == (?P<val>-?[\w.']+)$")
+_ID_RE = re.compile(r"___check_obj_id\((?P<var>[^,]+),")
+_GLOBAL_RE = re.compile(r"GLOBAL_STATE changed: (?P<what>[\w, ]+)")
 _HINT_RE = re.compile(r"\(HINT: (.+?)\)\s*(?:\n|$)", re.S)
 _SIZE_EXPR_RE = re.compile(r"(?P<var>[\w\[\]'.]+)\.size\(\)\[(?P<dim>\d+)\]")
 
 
 @dataclass
 class Guard:
-    kind: str  # size | size-range | dtype | tensor | none | len | value | attr | guard
+    kind: str  # size | size-range | dtype | tensor | none | len | value | attr | identity
+    # | global | guard
     var: str
     text: str
     seen: str | None = None
@@ -80,6 +83,10 @@ def classify(guard_text: str) -> Guard:
         return Guard("size", _plain(m["var"]), g, m["act"], int(m["dim"]))
     if m := _DTYPE_RE.search(g):
         return Guard("dtype", _plain(m["var"]), g, m["act"])
+    if m := _GLOBAL_RE.search(g):
+        return Guard("global", m["what"].strip(), g, m["what"].strip())
+    if m := _ID_RE.search(g):
+        return Guard("identity", _plain(m["var"].strip()), g)
     if m := _NONE_TYPE_RE.search(g):
         return Guard("none", _plain(m["var"]), g, "None")
     if m := _TENSOR_META_RE.search(g):
@@ -224,7 +231,11 @@ _FIX = {
     "compile with `dynamic=True`; a Python number used in `range()` or `if` specialises anyway.",
     "attr": "`{var}` is a Python attribute read in the compiled code and guarded on; keep it "
     "constant, or store it in a tensor buffer.",
-    "guard": "Keep the guarded value stable across calls.",
+    "identity": "`{var}` is a new object on each call (a function, closure or module made "
+    "inside the call); create it once, outside the compiled code.",
+    "global": "The calls switch torch's global state ({seen}) between calls: keep it the same "
+    "for every call of the compiled code, or compile each mode separately.",
+    "guard": "Keep the guarded value stable across calls (torch's guard is in the explanation).",
 }
 
 
@@ -238,16 +249,18 @@ def _what(g: Guard) -> str:
         "len": f"the length of `{g.var}`",
         "value": f"the Python value of `{g.var}`",
         "attr": f"the attribute `{g.var}`",
-        "guard": f"`{g.text}`",
+        "identity": f"the identity of `{g.var}`",
+        "global": f"torch's global state ({g.var})",
+        "guard": "a value Dynamo guards on",
     }[g.kind]
 
 
 def absorbed(group: Group, declared: bool) -> bool:
-    """A one-off that automatic dynamic shapes absorb: torch recompiles once, then the
-    size (or, for probes, any number it perturbed) is dynamic and never recompiles again."""
-    if group.count != 1 or group.limit_hit:
-        return False
-    return group.guard.kind == "size" or (not declared and group.guard.kind in ("value", "attr"))
+    """A one-off, as torch counts it: one recompile that does not repeat. Automatic dynamic
+    shapes make a changed size (or a probed number) dynamic; any other change (a None mask,
+    a second dtype) leaves two cached graphs that later calls reuse. Only what recompiles
+    again and again, or hits the limit, is a risk."""
+    return group.count == 1 and not group.limit_hit
 
 
 def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
@@ -263,10 +276,12 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
     # A guard in library code: say where, since the user's line holds only the call.
     what = _what(g) + (f" in {where(group.origin)}" if group.origin is not None else "")
     if absorbed_once:
-        message = (
-            f"Recompile: {what} changed; one recompile, "
+        then = (
             "then automatic dynamic shapes made it dynamic"
+            if g.kind == "size" or (not declared and g.kind in ("value", "attr"))
+            else "and both graphs stay cached for later calls"
         )
+        message = f"Recompile: {what} changed; one recompile, {then}"
     else:
         n = group.count
         # The user's names only; torch's raw guard text (`L['args'][1]`) goes in the explanation.
