@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -163,6 +164,9 @@ class DynamoLensServer(LanguageServer):
         finally:
             logging.shutdown()
             os._exit(code)
+
+    def is_open(self, uri: str) -> bool:
+        return unquote(uri) in self.workspace.text_documents
 
     def doc_text(self, uri: str) -> tuple[str, int | None]:
         doc = self.workspace.get_text_document(uri)

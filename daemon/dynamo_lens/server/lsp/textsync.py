@@ -22,9 +22,11 @@ def did_open(ls: DynamoLensServer, params: types.DidOpenTextDocumentParams) -> N
 
 
 def _buffer(ls: DynamoLensServer, uri: str) -> tuple[str, str, int | None] | None:
-    """(path, editor text, version) of a file document the service should hear about."""
+    """(path, editor text, version) of a file document the service should hear about. A
+    notification about a document the client never opened is ignored: it is not an editor
+    buffer (pygls would read the file from disk, and a save could name any file)."""
     path = uri_to_path(uri)
-    if ls.service is None or path is None:
+    if ls.service is None or path is None or not ls.is_open(uri):
         return None
     return (path, *ls.doc_text(uri))
 
