@@ -268,6 +268,13 @@ class AnalysisService:
         if self.engine is None:  # Restricted Mode, or no torch: nothing may or can run
             self._publish_static_only(doc)
             return
+        if not self.engine.workspace.contains(path):
+            # Outside the workspace folders (or a library file): opening it is not consent to
+            # run it. Static hints only; the "check file" command runs it on request.
+            if reason == "open":
+                self._log(f"{path}: outside the workspace, static hints only")
+            self._publish_static_only(doc)
+            return
         delay = _DELAY.get(reason)
         if reason == "save" and not self.scheduler.active(path):
             delay = 0.0

@@ -16,7 +16,12 @@ from .convert import uri_to_path
 def did_open(ls: DynamoLensServer, params: types.DidOpenTextDocumentParams) -> None:
     d = params.text_document
     path = uri_to_path(d.uri)
-    if d.language_id not in ("python", "") or ls.service is None or path is None:
+    if d.language_id not in ("python", "") or ls.service is None:
+        return
+    if path is None:
+        # Untitled buffers have no file a worker could import, and notebook cells are not
+        # analysed yet: neither runs anything.
+        ls.log_line(f"not analysed (not a file on disk): {d.uri}")
         return
     ls.service.open(path, d.text, d.version)
 
