@@ -70,6 +70,7 @@ class DynamoLensServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.watcher: Watcher | None = None
         self._config_problems: list[str] = []
+        self.pending_restart: asyncio.TimerHandle | None = None
         self.started = threading.Event()
         self._closed = threading.Lock()
 
@@ -124,9 +125,29 @@ class DynamoLensServer(LanguageServer):
         self._config_problems = problems + more
         return cfg
 
-    def start_service(self) -> None:
-        self.stop_service()
+    def apply_settings(self) -> None:
+        """Settings changed: restart only when analysis results or workers depend on what
+        changed; the display-only settings apply to the running service."""
+        self.pending_restart = None
         cfg = self.config()
+        service = self.service
+        if service is not None and service.config == cfg:
+            return
+        light = {"keep_diagnostics_on_close", "checks_on_save"}
+        if service is not None and all(
+            getattr(service.config, f) == getattr(cfg, f)
+            for f in cfg.__dataclass_fields__
+            if f not in light
+        ):
+            service.config = cfg
+            self.log_line("settings changed: applied without a restart")
+            return
+        self.log_line("settings changed: restarting the analysis service")
+        self.start_service(cfg)
+
+    def start_service(self, cfg: Config | None = None) -> None:
+        self.stop_service()
+        cfg = cfg or self.config()
         self.service = AnalysisService(
             self.root,
             cfg,

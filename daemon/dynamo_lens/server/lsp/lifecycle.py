@@ -73,12 +73,21 @@ async def _pull_settings(ls: DynamoLensServer) -> None:
         ls.settings = {**ls.settings, **result[0]}
 
 
+# A burst of setting changes (a settings sync, a script, typing in the settings UI) restarts
+# the service once, after it settles.
+_CONFIG_SETTLE = 0.3
+
+
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def on_config(ls: DynamoLensServer, params: types.DidChangeConfigurationParams) -> None:
+    import asyncio
+
     if isinstance(params.settings, dict) and isinstance(params.settings.get("dynamoLens"), dict):
         ls.settings = {**ls.settings, **params.settings["dynamoLens"]}
     await _pull_settings(ls)
-    ls.start_service()
+    if ls.pending_restart is not None:
+        ls.pending_restart.cancel()
+    ls.pending_restart = asyncio.get_running_loop().call_later(_CONFIG_SETTLE, ls.apply_settings)
 
 
 @server.feature(types.SHUTDOWN)
