@@ -83,6 +83,14 @@ def frames_from_traceback(
     return out
 
 
+def safe_str(exc: BaseException) -> str:
+    """``str(exc)`` for user exceptions, whose ``__str__`` may itself raise."""
+    try:
+        return str(exc)
+    except Exception as inner:
+        return f"<its message could not be printed: {type(inner).__name__}>"
+
+
 def error_from_exception(
     exc: BaseException,
     ws: Workspace,
@@ -95,11 +103,15 @@ def error_from_exception(
 ) -> Finding:
     """One finding for an exception raised by user code while doing ``what``."""
     name = type(exc).__name__
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = safe_str(exc)
+    detail = text.strip().splitlines()[0] if text.strip() else ""
     message = f"{what} raised {name}" + (f": {detail}" if detail else "")
     if len(message) > 240:
         message = message[:237] + "..."
-    explanation = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    try:
+        explanation = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    except Exception:  # a user exception whose __str__ raises
+        explanation = f"{name}: {text}"
     if isinstance(exc, SyntaxError) and exc.filename and ws.contains(exc.filename):
         line = exc.lineno or 1
         col = exc.offset or 1

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from ..config import Config
-from ..engine.errors import error_from_exception
+from ..engine.errors import error_from_exception, safe_str
 from ..engine.locate import Workspace, frame_at
 from ..findings import Finding, Frame, Kind, TargetId, TargetReport, dedupe, to_wire
 from . import breaks, devices, equivalence, recompiles, timings
@@ -195,7 +195,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
 
 
 def _skip_reason(what: str, exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
+    text = safe_str(exc).splitlines()[0] if safe_str(exc) else ""
     return f"zero-config guess {what}: {type(exc).__name__}: {text:.300}"
 
 
@@ -229,7 +229,9 @@ class _TargetRun:
     def _guarded(self, what: str, fn: Callable[[], None], device: str | None = None) -> None:
         try:
             fn()
-        except Exception as exc:
+        except Cancelled:
+            raise
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt: user code's, at its line
             t = self.target
             if t.guess:
                 self.skipped.append(_skip_reason(f"{t.name} ({what})", exc))
