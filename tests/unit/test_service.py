@@ -132,3 +132,21 @@ def test_the_debouncer_runs_the_last_call_per_key_once_on_one_thread() -> None:
     time.sleep(0.05)
     assert sorted(ran) == [("a", 199), ("b", 199)]
     d.close()
+
+
+def test_a_failing_job_is_logged_and_the_scheduler_goes_on() -> None:
+    errors: list[tuple[str, str]] = []
+    ran: list[int] = []
+
+    def run(job: Job) -> None:
+        if job.version == 1:
+            raise RuntimeError("engine broke")
+        ran.append(job.version)
+
+    s = Scheduler(run, debounce=0.0, on_error=lambda j, e: errors.append((j.path, str(e))))
+    s.submit("/w/a.py", 1, ["breaks"], "save", delay=0.0)
+    _wait(lambda: bool(errors))
+    s.submit("/w/a.py", 2, ["breaks"], "save", delay=0.0)
+    _wait(lambda: ran == [2])
+    assert errors == [("/w/a.py", "engine broke")]
+    s.close()

@@ -21,7 +21,14 @@ from .cancel import CancelToken
 from .declarations import Declarations
 from .errors import error_at, error_from_death
 from .locate import Workspace
-from .pool import JobCancelled, JobFailed, WorkerDied, WorkerPool, default_python
+from .pool import (
+    LOG_LINES_PER_JOB,
+    JobCancelled,
+    JobFailed,
+    WorkerDied,
+    WorkerPool,
+    default_python,
+)
 from .source import content_hash, decode_source, syntax_error
 
 LogFn = Callable[[str], None]
@@ -234,9 +241,14 @@ class Engine:
         t0 = time.monotonic()
         what = f"{op} {target or path.name}"
 
-        def output(lines: list[str]) -> None:
-            if lines:
-                self._log(f"{what}: user code printed {len(lines)} line(s)")
+        def output(lines: list[str], count: int) -> None:
+            if count > LOG_LINES_PER_JOB:
+                self._log(
+                    f"{what}: user code printed {count} lines; the first {LOG_LINES_PER_JOB} "
+                    "were logged (the rest were counted, not logged)"
+                )
+            elif count:
+                self._log(f"{what}: user code printed {count} line(s)")
 
         try:
             out = self.pool.run(

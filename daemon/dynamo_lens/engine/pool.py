@@ -57,6 +57,10 @@ class WorkerDied(Exception):
         return self.message
 
 
+# User output per job: lines beyond this are counted, not logged; longer lines are cut.
+LOG_LINES_PER_JOB = 200
+_LINE_CAP = 4000
+
 # `python -m` would put the working directory (the user's workspace) first on sys.path, and a
 # workspace with its own msgpack.py, inspect.py or dynamo_lens/ would replace the worker's
 # modules. `-c` puts it there too; the bootstrap drops it before importing anything.
@@ -114,7 +118,9 @@ class Worker:
         self._extra_env = env or {}
         self._events: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._output: collections.deque[str] = collections.deque(maxlen=200)
-        self._job_output: list[str] | None = None
+        self._job_output: collections.deque[str] | None = None
+        self._job_lines = 0
+        self._reader: threading.Thread | None = None
         self._next_id = 0
         self.environment: dict[str, Any] | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -152,7 +158,8 @@ class Worker:
         os.close(c_w)
         self._chan = Channel(p_r, p_w)
         threading.Thread(target=self._read_events, name="worker-events", daemon=True).start()
-        threading.Thread(target=self._read_output, name="worker-output", daemon=True).start()
+        self._reader = threading.Thread(target=self._read_output, name="worker-output", daemon=True)
+        self._reader.start()
 
     def _read_events(self) -> None:
         assert self._chan is not None
@@ -181,10 +188,15 @@ class Worker:
         assert self.proc is not None and self.proc.stdout is not None
         for raw in self.proc.stdout:
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            if len(line) > _LINE_CAP:
+                line = f"{line[:_LINE_CAP]}... (truncated, {len(line)} characters)"
             self._output.append(line)
             if self._job_output is not None:
-                self._job_output.append(line)
-            self._on_log(line)
+                self._job_output.append(line)  # a bounded deque: the tail is what matters
+            self._job_lines += 1
+            # User code that prints a million lines must not become a million log messages.
+            if self._job_lines <= LOG_LINES_PER_JOB:
+                self._on_log(line)
 
     def wait_ready(self, timeout: float = 300.0) -> dict[str, Any]:
         if not self._ready.wait(timeout):
@@ -235,7 +247,14 @@ class Worker:
             return ""
 
     def _death(self, reason: str, message: str | None = None) -> WorkerDied:
-        code = self.proc.wait(timeout=10) if self.proc is not None else None
+        code = None
+        if self.proc is not None:
+            try:
+                code = self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                # Alive but unusable (an unreadable message, a closed pipe): never reuse it.
+                self.kill()
+                code = self.proc.wait(timeout=10)
         dump = self._crash_dump()
         if message is None:
             if code is not None and code < 0:
@@ -252,7 +271,11 @@ class Worker:
             else:
                 message = f"the worker exited with code {code}"
                 reason = "exit"
-        return WorkerDied(reason, message, dump, list(self._output)[-40:])
+        if self._reader is not None:
+            self._reader.join(timeout=2)  # the dying job's last lines are still in the pipe
+        # This job's output only: the previous file's lines would mislead.
+        output = self._output if self._job_output is None else self._job_output
+        return WorkerDied(reason, message, dump, list(output)[-40:])
 
     def run(
         self,
@@ -267,7 +290,8 @@ class Worker:
         assert self._chan is not None and self.proc is not None
         self._next_id += 1
         job_id = self._next_id
-        self._job_output = []
+        self._job_output = collections.deque(maxlen=200)
+        self._job_lines = 0
         try:
             self._chan.send({"op": op, "id": job_id, "params": params})
         except ChannelClosed:
@@ -338,6 +362,11 @@ class Worker:
     def job_output(self) -> list[str]:
         return list(self._job_output or [])
 
+    @property
+    def job_lines(self) -> int:
+        """Lines the current (or last) job printed, counted beyond what was kept."""
+        return self._job_lines
+
 
 class WorkerPool:
     """``size`` warm workers; a job borrows one; a dead one is replaced straight away."""
@@ -390,7 +419,7 @@ class WorkerPool:
         timeout: float,
         cancel: CancelToken | None = None,
         on_progress: ProgressFn | None = None,
-        on_output: Callable[[list[str]], None] | None = None,
+        on_output: Callable[[list[str], int], None] | None = None,
     ) -> dict[str, Any]:
         w = self._idle.get()
         replaced = False
@@ -405,7 +434,7 @@ class WorkerPool:
             raise
         finally:
             if on_output is not None:
-                on_output(w.job_output)
+                on_output(w.job_output, w.job_lines)
             if replaced:
                 with self._lock:
                     if w in self._all:

@@ -20,6 +20,25 @@ import msgpack
 
 # A generous cap: one message holds at most a target report, never tensors.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# Any one text (an exception message, user output in a finding) is cut to this on sending:
+# user code can raise with a 70 MB message, and no diagnostic or cache entry should hold it.
+MAX_TEXT = 16 * 1024
+
+
+def cap_text(text: str, limit: int = MAX_TEXT) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... (truncated, {len(text.encode('utf-8', 'replace'))} bytes)"
+
+
+def _capped(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return cap_text(obj)
+    if isinstance(obj, dict):
+        return {k: _capped(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_capped(v) for v in obj]
+    return obj
 
 
 class ChannelClosed(Exception):
@@ -38,7 +57,7 @@ class Channel:
         self._wlock = threading.Lock()
 
     def send(self, msg: dict[str, Any]) -> None:
-        data = msgpack.packb(msg, use_bin_type=True, default=_default)
+        data = msgpack.packb(_capped(msg), use_bin_type=True, default=_default)
         with self._wlock:
             view = memoryview(data)
             while view:

@@ -7,6 +7,7 @@ version. Knows nothing of LSP or torch.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -14,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..engine.cancel import CancelToken
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -34,8 +37,10 @@ class Scheduler:
         concurrency: int = 1,
         debounce: float = 0.3,
         on_change: Callable[[int], None] | None = None,
+        on_error: Callable[[Job, BaseException], None] | None = None,
     ) -> None:
         self._run = run
+        self._on_error = on_error
         self._debounce = debounce
         self._on_change = on_change or (lambda _n: None)
         self._pending: dict[str, Job] = {}
@@ -113,6 +118,11 @@ class Scheduler:
         try:
             if not job.token.cancelled:
                 self._run(job)
+        except BaseException as exc:
+            # A thread pool keeps a failure in a future nobody reads: say it, never lose it.
+            log.exception("analysis of %s failed", job.path)
+            if self._on_error is not None:
+                self._on_error(job, exc)
         finally:
             with self._cv:
                 if self._running.get(job.path) is job:

@@ -80,8 +80,16 @@ class AnalysisService:
         self._unstored = 0
         self._stored = threading.Condition()
         self.scheduler = Scheduler(
-            self._run, concurrency=max(1, config.workers), on_change=self._busy
+            self._run,
+            concurrency=max(1, config.workers),
+            on_change=self._busy,
+            on_error=self._job_failed,
         )
+
+    def _job_failed(self, job: Job, exc: BaseException) -> None:
+        self.last_error = f"analysis of {Path(job.path).name} failed: {type(exc).__name__}: {exc}"
+        self._log(self.last_error)
+        self._emit("error", self.last_error)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:

@@ -25,6 +25,7 @@ for _entry in filter(None, os.environ.pop("DYNAMO_LENS_FALLBACK_PATH", "").split
     if _entry not in sys.path:
         sys.path.append(_entry)
 
+from ..engine.errors import safe_str  # noqa: E402
 from ..engine.protocol import Channel, ChannelClosed  # noqa: E402
 from .cancel import Cancelled  # noqa: E402
 
@@ -161,7 +162,7 @@ def _send_progress(chan: Channel, job_id: Any, **kw: Any) -> None:
 def _describe(exc: BaseException) -> dict[str, str]:
     return {
         "type": type(exc).__name__,
-        "message": str(exc),
+        "message": safe_str(exc),
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
     }
 
