@@ -37,10 +37,16 @@ def _channel_pair() -> tuple[Channel, Channel]:
 
 def test_protocol_round_trip_large_and_many_messages() -> None:
     a, b = _channel_pair()
-    big = {"op": "analyze", "id": 1, "params": {"blob": "x" * 3_000_000, "n": [1, 2.5, None]}}
-    t = threading.Thread(target=lambda: [a.send(big), *(a.send({"id": i}) for i in range(500))])
+    # 3 MB in many texts arrives whole; one 3 MB text arrives cut, with a marker.
+    big = {"op": "analyze", "id": 1, "params": {"blobs": ["x" * 10_000] * 300, "n": [1, 2.5]}}
+    huge = {"op": "analyze", "id": 2, "params": {"blob": "y" * 3_000_000}}
+    t = threading.Thread(
+        target=lambda: [a.send(big), a.send(huge), *(a.send({"id": i}) for i in range(500))]
+    )
     t.start()
     assert b.recv() == big
+    cut = b.recv()["params"]["blob"]
+    assert len(cut) < 20_000 and cut.endswith("(truncated, 3000000 bytes)")
     assert [b.recv()["id"] for _ in range(500)] == list(range(500))
     t.join()
     a.close()

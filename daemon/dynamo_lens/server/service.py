@@ -17,6 +17,7 @@ from typing import Any
 from ..config import ALL_CHECKS, Config
 from ..engine.analysis import Engine
 from ..engine.cancel import CancelToken
+from ..engine.locate import Workspace
 from ..engine.source import content_hash, decode_source, iter_python_files, syntax_error
 from ..findings import FileResult, Finding, TargetId, TargetReport
 from ..static import Reconciler, analyze_source, reachable_functions
@@ -76,6 +77,7 @@ class AnalysisService:
         self.engine: Engine | None = None
         self.environment: dict[str, Any] = {}
         self.last_error = ""
+        self.workspace = Workspace(Path(root), config.excludes)
         # Results published but not yet written to the cache: close() lets them land.
         self._unstored = 0
         self._stored = threading.Condition()
@@ -276,7 +278,7 @@ class AnalysisService:
         if self.engine is None:  # Restricted Mode, or no torch: nothing may or can run
             self._publish_static_only(doc)
             return
-        if not self.engine.workspace.contains(path):
+        if not self.workspace.contains(path):
             # Outside the workspace folders (or a library file): opening it is not consent to
             # run it. Static hints only; the "check file" command runs it on request.
             if reason == "open":
