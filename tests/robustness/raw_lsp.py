@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -14,37 +15,58 @@ from typing import Any
 
 
 class RawClient:
-    """JSON-RPC over the daemon's stdio, byte for byte: no client library to fix up params."""
+    """JSON-RPC over the daemon's stdio, byte for byte: no client library to fix up params.
+    ``RawClient.tcp(port)`` speaks to a ``serve --tcp`` daemon instead."""
 
-    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dynamo_lens", "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=str(cwd),
-            env={**os.environ, **(env or {})},
-        )
+    def __init__(self, cwd: Path | None, env: dict[str, str] | None = None) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sock: socket.socket | None = None
+        if cwd is not None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "dynamo_lens", "serve"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=str(cwd),
+                env={**os.environ, **(env or {})},
+            )
+            self._in, self._out = self.proc.stdout, self.proc.stdin
         self.messages: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        if cwd is not None:
+            threading.Thread(target=self._read, daemon=True).start()
+
+    @classmethod
+    def tcp(cls, port: int) -> RawClient:
+        client = cls(None)
+        client.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        client.sock.settimeout(None)
+        client._in = client.sock.makefile("rb")
+        client._out = client.sock.makefile("wb")
+        threading.Thread(target=client._read, daemon=True).start()
+        return client
 
     def _read(self) -> None:
-        out = self.proc.stdout
+        out = self._in
         assert out is not None
         while True:
             length = 0
-            while (line := out.readline()) not in (b"\r\n", b""):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
+            try:
+                line = out.readline()
+                while line not in (b"\r\n", b""):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                    line = out.readline()
+            except OSError:
+                return
             if not line:
                 return
             self.messages.append(json.loads(out.read(length)))
 
     def send(self, msg: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **msg}).encode()
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.proc.stdin.flush()
+        assert self._out is not None
+        self._out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self._out.flush()
 
     def response(self, rid: int, timeout: float = 20.0) -> dict[str, Any] | None:
         end = time.monotonic() + timeout
@@ -56,10 +78,15 @@ class RawClient:
         return None
 
     def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
+        if self.sock is not None:
+            self.sock.close()
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
 
-    def initialize(self, root: Path, *, trusted: bool, settings: dict[str, Any]) -> None:
+    def initialize(
+        self, root: Path, *, trusted: bool, settings: dict[str, Any], **opts: Any
+    ) -> dict[str, Any]:
         self.send(
             {
                 "id": 1,
@@ -68,12 +95,15 @@ class RawClient:
                     "processId": None,
                     "rootUri": root.as_uri(),
                     "capabilities": {},
-                    "initializationOptions": {"trusted": trusted, "settings": settings},
+                    "initializationOptions": {"trusted": trusted, "settings": settings, **opts},
                 },
             }
         )
-        assert self.response(1) is not None
-        self.send({"method": "initialized", "params": {}})
+        reply = self.response(1)
+        assert reply is not None
+        if "result" in reply:
+            self.send({"method": "initialized", "params": {}})
+        return reply
 
     def notifications(self, method: str) -> list[dict[str, Any]]:
         return [m for m in list(self.messages) if m.get("method") == method and "id" not in m]

@@ -12,7 +12,9 @@ def serve(tcp: str | None = None) -> None:
         host, _, port = tcp.rpartition(":")
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise SystemExit("--tcp is for debugging on loopback only (127.0.0.1:PORT)")
-        server.start_tcp(host, int(port))
+        from .tcp import serve_tcp, token_from_env
+
+        serve_tcp(server, host, int(port), token_from_env())
     else:
         server.start_io()
     # The client closed our stdin without `exit` (it died, or a test ended): clean up the same.

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -40,6 +40,24 @@ class _Protocol(LanguageServerProtocol):
 
     pygls drops a request whose params do not fit its type (it logs and moves on), so the
     client would wait forever: such a request is answered with the error here."""
+
+    def handle_message(self, message: Any) -> None:
+        # Nothing but initialize (and exit) before initialize: a stray connection can run
+        # no command, and a request gets the spec's error instead of silence.
+        method = getattr(message, "method", None)
+        server = self._server
+        if (
+            method is not None
+            and method not in (types.INITIALIZE, types.EXIT)
+            and isinstance(server, DynamoLensServer)
+            and not server.initialized
+        ):
+            msg_id = getattr(message, "id", None)
+            if msg_id is not None:
+                err = JsonRpcServerNotInitialized().to_response_error()
+                self._send_response(msg_id, error=err)
+            return
+        super().handle_message(message)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -71,6 +89,8 @@ class DynamoLensServer(LanguageServer):
         self.watcher: Watcher | None = None
         self._config_problems: list[str] = []
         self.pending_restart: asyncio.TimerHandle | None = None
+        self.tcp_token: str | None = None  # serve --tcp: initialize must carry it
+        self.initialized = False
         self.started = threading.Event()
         self._closed = threading.Lock()
 

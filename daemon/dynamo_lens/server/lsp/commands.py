@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from ...engine.cancel import CancelToken
 from ..summary import benchmark_result, timing_table
@@ -28,7 +29,13 @@ def _path(uri: str) -> str:
 @server.command(CMD + "checkFile")
 @server.thread()
 def check_file(ls: DynamoLensServer, uri: str) -> dict[str, Any]:
-    res = ls.svc().check_now(_path(uri))
+    path = _path(uri)
+    svc = ls.svc()
+    if not svc.workspace.contains(path) and not ls.is_open(uri):
+        # Running a file is the user's request about their code: a workspace file, or one
+        # they have open in the editor. Never an arbitrary path from the wire.
+        raise JsonRpcInvalidParams(f"not in the workspace and not open in the editor: {path}")
+    res = svc.check_now(path)
     if res is None:
         return {"uri": uri, "targets": 0, "findings": 0, "restricted": True}
     return {"uri": uri, "targets": len(res.reports), "findings": len(res.all_findings())}

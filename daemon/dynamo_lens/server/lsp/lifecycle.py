@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 import logging
 import os
 import threading
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidRequest
 
 from .app import DynamoLensServer, server
 from .convert import uri_to_path
@@ -19,6 +22,16 @@ _PARENT_POLL = 1.0
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: DynamoLensServer, params: types.InitializeParams) -> None:
     opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    if ls.initialized:
+        # One session per daemon: a second initialize could re-declare trust and roots.
+        raise JsonRpcInvalidRequest("the server is already initialized")
+    if ls.tcp_token is not None and not hmac.compare_digest(
+        str(opts.get("token", "")), ls.tcp_token
+    ):
+        log.error("initialize without the right token: leaving")
+        asyncio.get_event_loop().call_later(0.2, ls.exit_now, 1)
+        raise JsonRpcInvalidRequest("a token is required (see the daemon's stderr)")
+    ls.initialized = True
     ls.trusted = bool(opts.get("trusted", True))
     settings = opts.get("settings")
     ls.settings = settings if isinstance(settings, dict) else {}
