@@ -252,6 +252,9 @@ class FileResult:
     imports: list[str] = field(default_factory=list)
     cancelled: bool = False
     ran: bool = False  # whether any user code ran
+    # A job died, timed out or failed inside the engine: shown, never cached (a fresh try
+    # after a restart may well succeed, and a dead worker may have blamed the wrong file).
+    interrupted: bool = False
     duration: float = 0.0
 
     def all_findings(self) -> list[Finding]:

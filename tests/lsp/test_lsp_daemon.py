@@ -214,7 +214,11 @@ async def test_reopening_an_unchanged_file_is_a_cache_hit_without_worker_jobs() 
     assert any("cache hit" in m for m in second_logs)
     assert not any("discover" in m or "analyze" in m for m in second_logs)
     # a corrupt entry is ignored and rebuilt
-    for entry in (ws / ".dynamo-lens" / "cache").rglob("*.msgpack"):
+    from dynamo_lens.server.cache import default_directory
+
+    entries = list(default_directory(ws).rglob("*.msgpack"))  # outside the workspace now
+    assert entries and not (ws / ".dynamo-lens").exists()
+    for entry in entries:
         entry.write_bytes(b"\x00garbage")
     third_logs, third, _ = await _session(ws, "healthy.py")
     assert third == first and any("discover" in m for m in third_logs)

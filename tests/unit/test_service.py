@@ -150,3 +150,23 @@ def test_a_failing_job_is_logged_and_the_scheduler_goes_on() -> None:
     _wait(lambda: ran == [2])
     assert errors == [("/w/a.py", "engine broke")]
     s.close()
+
+
+def test_an_interrupted_analysis_is_shown_but_never_cached(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("def compile_example():\n    y = 2  # break\n")
+    published: list[tuple[str, list[Finding]]] = []
+    svc = _service(tmp_path, published)
+    engine: FakeEngine = svc.engine  # type: ignore[assignment]
+    real = engine.analyze_file
+
+    def dies(path: Path, checks: list[str], **kw: Any) -> FileResult:
+        res = real(path, checks, **kw)
+        res.interrupted = True  # as when the worker died or timed out on a later unit
+        return res
+
+    engine.analyze_file = dies  # type: ignore[method-assign]
+    svc.open(str(src), src.read_text(), 1)
+    _wait(lambda: any(fs and fs[0].line == 2 for _, fs in published))
+    svc.close()
+    assert not list((tmp_path / ".cache").rglob("*.msgpack"))

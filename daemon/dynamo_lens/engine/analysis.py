@@ -162,6 +162,7 @@ class Engine:
             return result
         if isinstance(found, Finding):
             result.findings.append(found)
+            result.interrupted = True
             return result
         result.findings += from_wire(found.get("findings", []), list[Finding])
         result.imports = list(found.get("imports", []))
@@ -194,6 +195,7 @@ class Engine:
                 result.cancelled = True
                 break
             if isinstance(out, Finding):
+                result.interrupted = True
                 if unit.get("kind") == "guess":
                     # A guess that hangs or runs out of memory is silent: a log line.
                     self._log(f"zero-config guess {unit['name']} skipped: {out.message}")

@@ -1,8 +1,17 @@
 """Results on disk: msgpack files keyed by what was analysed, written atomically.
 
-The key covers the file's bytes, the torch version, the settings that change results and the
-checks; an entry also records the hashes of the workspace modules the file imported, and is a
-miss when any of them changed. A corrupt entry is removed and counts as a miss.
+The key covers the file's path and bytes, the torch version, the settings that change results
+and the checks; an entry also records the hashes of the workspace modules the file imported,
+and is a miss when any of them changed. A corrupt entry is removed and counts as a miss.
+
+The cache is ours alone and trusts nothing it reads:
+
+- it lives in the user's cache folder, keyed by workspace (``default_directory``), so a
+  repository cannot ship it, or a symlink in its place;
+- no path through a symlink is read, written or deleted, and "clear" deletes only the entry
+  names this module writes;
+- an entry is used only if it is about the requested file, every path it names is inside the
+  workspace, and every import it lists is a regular file (a FIFO would block the read).
 """
 
 from __future__ import annotations
@@ -10,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,28 +30,79 @@ import msgpack
 from ..engine.source import file_hash
 from ..findings import FileResult, from_wire, to_wire
 
-FORMAT = 1
+FORMAT = 2
+_ENTRY = re.compile(r"^[0-9a-f]{64}\.msgpack$")
+_SHARD = re.compile(r"^[0-9a-f]{2}$")
+
+
+def default_directory(root: Path) -> Path:
+    """``$XDG_CACHE_HOME/dynamo-lens/<workspace digest>``: outside the workspace."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(str(Path(os.path.realpath(root))).encode()).hexdigest()[:20]
+    return base / "dynamo-lens" / digest
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 class ResultCache:
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    def __init__(self, directory: Path, workspace: Path | None = None) -> None:
+        self.directory = Path(os.path.abspath(directory))
+        self.workspace = Path(os.path.realpath(workspace)) if workspace else None
 
     def key(
-        self, content_hash: str, torch_version: str, config: dict[str, Any], checks: list[str]
+        self,
+        content_hash: str,
+        torch_version: str,
+        config: dict[str, Any],
+        checks: list[str],
+        path: str = "",
     ) -> str:
+        # The path too: a copy or a rename has its own targets' names and its own findings.
         material = json.dumps(
-            [FORMAT, content_hash, torch_version, config, sorted(checks)],
+            [
+                FORMAT,
+                os.path.realpath(path) if path else "",
+                content_hash,
+                torch_version,
+                config,
+                sorted(checks),
+            ],
             sort_keys=True,
             default=str,
         )
         return hashlib.sha256(material.encode()).hexdigest()
 
+    def _safe_dir(self, d: Path) -> bool:
+        """``d`` is the cache folder or below it, and no part of it is a symlink."""
+        try:
+            rel = d.relative_to(self.directory)
+        except ValueError:
+            return False
+        cur = self.directory
+        for part in ("", *rel.parts):
+            cur = cur / part if part else cur
+            if cur.is_symlink():
+                return False
+        return True
+
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.msgpack"
 
-    def get(self, key: str) -> FileResult | None:
+    def _inside(self, path: str) -> bool:
+        if self.workspace is None:
+            return True
+        real = os.path.realpath(path)
+        return real == str(self.workspace) or real.startswith(str(self.workspace) + os.sep)
+
+    def get(self, key: str, path: str | None = None) -> FileResult | None:
         p = self._path(key)
+        if not self._safe_dir(p.parent) or p.is_symlink() or not _regular(str(p)):
+            return None
         try:
             data = p.read_bytes()
         except OSError:
@@ -49,23 +111,42 @@ class ResultCache:
             entry = msgpack.unpackb(data, raw=False, strict_map_key=False)
             if entry.get("format") != FORMAT:
                 raise ValueError("format")
+            result = from_wire(entry["result"], FileResult)
+            if not self._valid(entry, result, path):
+                raise ValueError("an entry about another file or outside the workspace")
             for dep, digest in entry["imports"].items():
                 if file_hash(dep) != digest:
                     return None
-            return from_wire(entry["result"], FileResult)
+            return result
         except Exception:
-            # Corrupt or from another version: drop it; the next analysis rewrites it.
+            # Corrupt, forged or from another version: drop it; the next analysis rewrites it.
             try:
                 p.unlink()
             except OSError:
                 pass
             return None
 
+    def _valid(self, entry: dict[str, Any], result: FileResult, path: str | None) -> bool:
+        if path is not None and os.path.realpath(result.path) != os.path.realpath(path):
+            return False
+        deps = entry.get("imports")
+        if not isinstance(deps, dict):
+            return False
+        if not all(isinstance(d, str) and self._inside(d) and _regular(d) for d in deps):
+            return False
+        return all(self._inside(f.path) for f in result.all_findings())
+
     def put(self, key: str, result: FileResult) -> None:
-        imports = {d: h for d in result.imports if d != result.path and (h := file_hash(d))}
+        imports = {
+            d: h
+            for d in result.imports
+            if d != result.path and self._inside(d) and _regular(d) and (h := file_hash(d))
+        }
         entry = {"format": FORMAT, "imports": imports, "result": to_wire(result)}
         p = self._path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
+        if not self._safe_dir(p.parent):
+            raise OSError(f"refusing to write through a symlink: {p.parent}")
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -81,13 +162,20 @@ class ResultCache:
             raise
 
     def clear(self) -> int:
+        """Delete this cache's entries: only names it writes, never through a symlink."""
         n = 0
-        if not self.directory.is_dir():
+        if not self.directory.is_dir() or not self._safe_dir(self.directory):
             return 0
-        for f in self.directory.rglob("*.msgpack"):
-            try:
-                f.unlink()
-                n += 1
-            except OSError:
-                pass
+        with os.scandir(self.directory) as shards:
+            for shard in shards:
+                if not _SHARD.match(shard.name) or not shard.is_dir(follow_symlinks=False):
+                    continue
+                with os.scandir(shard.path) as entries:
+                    for e in entries:
+                        if _ENTRY.match(e.name) and e.is_file(follow_symlinks=False):
+                            try:
+                                os.unlink(e.path)
+                                n += 1
+                            except OSError:
+                                pass
         return n

@@ -22,7 +22,7 @@ from ..engine.source import content_hash, decode_source, iter_python_files, synt
 from ..findings import FileResult, Finding, TargetId, TargetReport
 from ..static import Reconciler, analyze_source, reachable_functions
 from . import fixes
-from .cache import ResultCache
+from .cache import ResultCache, default_directory
 from .debounce import Debouncer
 from .documents import DocState, merge_results, shift_findings
 from .scheduler import Job, Scheduler
@@ -68,7 +68,7 @@ class AnalysisService:
         self._status = status
         self._log = log
         self._python = python
-        self.cache = ResultCache(cache_dir or self.root / ".dynamo-lens" / "cache")
+        self.cache = ResultCache(cache_dir or default_directory(self.root), self.root)
         self.torch_version = _torch_version()
         self.docs: dict[str, DocState] = {}
         self.reconciler = Reconciler()
@@ -186,7 +186,8 @@ class AnalysisService:
             return False
         if doc.text is not None and doc.text.encode() != data:
             return False  # the editor holds unsaved changes: nothing cached applies
-        cached = self.cache.get(self.cache_key(data, self._wanted_checks()))
+        key = self.cache_key(data, self._wanted_checks(), doc.path)
+        cached = self.cache.get(key, doc.path)
         if cached is None:
             return False
         self._log(f"{doc.path}: cache hit on open")
@@ -310,9 +311,9 @@ class AnalysisService:
         self._publish(doc.path, doc.visible(), doc.version)
 
     # -- analysis ----------------------------------------------------------------------------
-    def cache_key(self, data: bytes, checks: list[str]) -> str:
+    def cache_key(self, data: bytes, checks: list[str], path: str = "") -> str:
         return self.cache.key(
-            content_hash(data), self.torch_version, self.config.fingerprint(), checks
+            content_hash(data), self.torch_version, self.config.fingerprint(), checks, path
         )
 
     def _analyse(
@@ -321,8 +322,8 @@ class AnalysisService:
         """(result, its cache key if fresh and still to be stored) for ``checks``; None when
         superseded."""
         assert self.engine is not None
-        key = self.cache_key(data, checks)
-        cached = self.cache.get(key)
+        key = self.cache_key(data, checks, job.path)
+        cached = self.cache.get(key, job.path)
         if cached is not None:
             self._log(f"{job.path}: cache hit ({', '.join(checks)})")
             return cached, None
@@ -343,7 +344,7 @@ class AnalysisService:
         self._log(
             f"{job.path}: {', '.join(checks)} in {time.monotonic() - t0:.2f} s ({job.reason})"
         )
-        return result, key
+        return result, (None if result.interrupted else key)
 
     def _accept_then_store(
         self,
