@@ -29,6 +29,7 @@ class Kind(str, Enum):
     MISMATCH = "mismatch"
     ERROR = "error"
     STATIC_HINT = "static_hint"
+    SKIPPED = "skipped"  # a file Dynamo Lens did not analyse (over the size limit)
 
 
 class Severity(str, Enum):

@@ -19,7 +19,7 @@ from ..engine.analysis import Engine
 from ..engine.cancel import CancelToken
 from ..engine.locate import Workspace
 from ..engine.source import content_hash, decode_source, iter_python_files, syntax_error
-from ..findings import FileResult, Finding, TargetId, TargetReport
+from ..findings import FileResult, Finding, Kind, Severity, TargetId, TargetReport
 from ..static import Reconciler, analyze_source, reachable_functions
 from . import fixes
 from .cache import ResultCache, default_directory
@@ -46,6 +46,17 @@ def _torch_version() -> str:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "none"
+
+
+# Model files are kilobytes; a generated or data file of megabytes is not one.
+MAX_FILE_BYTES = 1_000_000
+
+
+def _disk_size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 class AnalysisService:
@@ -166,9 +177,32 @@ class AnalysisService:
         with self._lock:
             return self.docs.setdefault(path, DocState(path))
 
+    def _too_big(self, doc: DocState) -> bool:
+        """A file past the size limit gets one information diagnostic and nothing else: no
+        static pass, no diff shifting, no analysis (a 5 MB buffer froze the loop for 29 s)."""
+        size = len(doc.text) if doc.text is not None else _disk_size(doc.path)
+        if size <= MAX_FILE_BYTES:
+            return False
+        note = Finding(
+            Kind.SKIPPED,
+            Severity.INFORMATION,
+            doc.path,
+            1,
+            1,
+            1,
+            2,
+            f"Dynamo Lens skipped this file: {size / 1e6:.1f} MB is over its "
+            f"{MAX_FILE_BYTES / 1e6:.0f} MB limit for model files",
+        )
+        doc.findings, doc.overlay, doc.hints = [], {}, [note]
+        self._publish(doc.path, doc.visible(), doc.version)
+        return True
+
     def open(self, path: str, text: str, version: int | None) -> None:
         doc = self._doc(path)
         doc.text, doc.version = text, version
+        if self._too_big(doc):
+            return
         self._static(doc)
         self._publish(path, doc.visible(), version)
         if self.engine is not None and self._publish_cached(doc):
@@ -222,6 +256,8 @@ class AnalysisService:
         if text is not None:
             doc.text = text
         doc.version = version
+        if self._too_big(doc):
+            return
         try:
             doc.saved_hash = content_hash(Path(path).read_bytes())
         except OSError:
@@ -235,6 +271,8 @@ class AnalysisService:
         doc = self._doc(path)
         old = doc.text
         doc.text, doc.version = text, version
+        if self._too_big(doc):
+            return
         if old is not None and (doc.findings or doc.overlay or doc.hints):
             doc.findings = shift_findings(doc.findings, old, text, path)
             doc.overlay = {k: shift_findings(v, old, text, path) for k, v in doc.overlay.items()}

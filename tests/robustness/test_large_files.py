@@ -1,0 +1,51 @@
+"""Daemon robustness: a huge file gets one diagnostic saying it was skipped, and the daemon
+keeps answering while it is edited."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from raw_lsp import RawClient
+
+
+def test_a_5_mb_file_is_skipped_with_one_diagnostic(tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    text = "x = [\n" + "    1.0,\n" * 600_000 + "]\n"  # ~5 MB
+    big.write_text(text)
+    uri = big.as_uri()
+    client = RawClient(tmp_path)
+    try:
+        client.initialize(tmp_path, trusted=True, settings={"checks": ["breaks"]})
+        doc = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+        client.send({"method": "textDocument/didOpen", "params": {"textDocument": doc}})
+        for v in range(2, 6):  # edits of the whole buffer pile up no analyses
+            change = {
+                "textDocument": {"uri": uri, "version": v},
+                "contentChanges": [{"text": text + f"y = {v}\n"}],
+            }
+            client.send({"method": "textDocument/didChange", "params": change})
+        client.send(
+            {
+                "id": 2,
+                "method": "textDocument/hover",
+                "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}},
+            }
+        )
+        assert client.response(2, timeout=60) is not None
+        end = time.monotonic() + 30
+        pubs: list[dict[str, object]] = []
+        while time.monotonic() < end and not pubs:
+            pubs = [
+                n["params"]
+                for n in client.notifications("textDocument/publishDiagnostics")
+                if n["params"]["uri"] == uri
+            ]
+            time.sleep(0.1)
+        last = pubs[-1]["diagnostics"]
+        assert isinstance(last, list) and len(last) == 1
+        assert "skipped this file" in last[0]["message"] and last[0]["severity"] == 3
+        client.send({"id": 3, "method": "shutdown"})
+        assert client.response(3, timeout=30) is not None
+    finally:
+        client.close()
