@@ -170,3 +170,18 @@ def test_an_interrupted_analysis_is_shown_but_never_cached(tmp_path: Path) -> No
     _wait(lambda: any(fs and fs[0].line == 2 for _, fs in published))
     svc.close()
     assert not list((tmp_path / ".cache").rglob("*.msgpack"))
+
+
+def test_a_new_file_on_disk_that_declares_nothing_is_never_imported(tmp_path: Path) -> None:
+    published: list[tuple[str, list[Finding]]] = []
+    svc = _service(tmp_path, published)
+    quiet = tmp_path / "side_effects.py"
+    quiet.write_text("import os\nos.system('touch RAN')  # break\nclass M: pass\n")
+    declares = tmp_path / "model.py"
+    declares.write_text("def compile_example():\n    y = 2  # break\n")
+    svc.disk_changed(str(quiet))
+    svc.disk_changed(str(declares))
+    _wait(lambda: any(p == str(declares) for p, _ in published))
+    time.sleep(0.1)
+    assert [p.name for p in svc.engine.calls] == ["model.py"]  # type: ignore[union-attr]
+    svc.close()

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..config import ALL_CHECKS, Config
+from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
 from ..engine.analysis import Engine
 from ..engine.cancel import CancelToken
 from ..engine.locate import Workspace
@@ -293,7 +293,26 @@ class AnalysisService:
         analysed file that imports it. The editor's own saves also reach the watcher: those
         bytes are already being analysed."""
         doc = self.docs.get(path)
-        if doc is not None:
+        if doc is None:
+            # Never opened or analysed: run it only when it declares a target. A file that
+            # declares nothing would be imported just to guess, and importing runs its
+            # module-level code; its dependants are re-checked all the same.
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                return
+            if not EXAMPLE_DEF.search(data):
+                for p in self._dependants(path):
+                    d = self._doc(p)
+                    self.scheduler.submit(
+                        p,
+                        d.version or 0,
+                        self._wanted_checks(),
+                        "dependency",
+                        delay=_DELAY["dependency"],
+                    )
+                return
+        else:
             try:
                 now = content_hash(Path(path).read_bytes())
             except OSError:
