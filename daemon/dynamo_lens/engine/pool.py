@@ -94,6 +94,36 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
+def _tree(root: int) -> set[int]:
+    """The worker and everything user code started from it: its session (the worker leads
+    one) plus descendants by parent pid (a child that called setsid left the session)."""
+    parent: dict[int, int] = {}
+    session: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return {root}
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        pid = int(entry)
+        parent[pid] = int(fields[1])
+        if int(fields[3]) == root:
+            session.add(pid)
+    out = {root} | session
+    grew = True
+    while grew:
+        kids = {p for p, pp in parent.items() if pp in out and p not in out}
+        grew = bool(kids)
+        out |= kids
+    return out
+
+
 def _signal_name(code: int) -> str:
     try:
         return signal.Signals(-code).name
@@ -210,9 +240,18 @@ class Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def kill(self) -> None:
+    def kill(self, children: set[int] | None = None) -> None:
         if self.proc is None:
             return
+        # Everything the worker started dies with it, even children in their own session
+        # (found while the worker lives: once it exits they belong to init).
+        if children is None:
+            children = _tree(self.proc.pid) - {self.proc.pid}
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -225,6 +264,7 @@ class Worker:
             self._chan.close()
 
     def close(self) -> None:
+        children = _tree(self.proc.pid) - {self.proc.pid} if self.alive and self.proc else set()
         if self.alive and self._chan is not None:
             try:
                 self._chan.send({"op": "shutdown"})
@@ -233,7 +273,9 @@ class Worker:
                 self.proc.wait(timeout=0.5)
             except (ChannelClosed, subprocess.TimeoutExpired):
                 pass
-        self.kill()
+        if self.proc is not None and self.alive:
+            children |= _tree(self.proc.pid) - {self.proc.pid}
+        self.kill(children)
         try:
             os.unlink(self._crash_path)
         except OSError:
@@ -298,7 +340,8 @@ class Worker:
             raise self._death("crash") from None
         deadline = time.monotonic() + timeout
         cancel_sent_at: float | None = None
-        next_mem_check = 0.0
+        next_mem_check = next_tree_scan = 0.0
+        tree = {self.proc.pid}
         while True:
             try:
                 msg = self._events.get(timeout=_POLL)
@@ -335,7 +378,12 @@ class Worker:
                 )
             if now >= next_mem_check:
                 next_mem_check = now + 0.1
-                rss = _rss_mb(self.proc.pid)
+                if now >= next_tree_scan:
+                    # A child's memory is the job's too; finding the children scans /proc, so
+                    # once a second, not every check.
+                    next_tree_scan = now + 1.0
+                    tree = _tree(self.proc.pid)
+                rss = sum(_rss_mb(p) for p in tree)
                 if rss > self.memory_limit_mb:
                     self._dump_and_kill()
                     raise self._death(
