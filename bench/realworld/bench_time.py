@@ -45,13 +45,19 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))
 import groundtruth as gt  # its call discipline (grad as the target trains, probe families)
 
+ROOTS = []
+
 def run(root):
+    # Every case's file is example.py: forget the last one, and the last case's folder.
     for name in list(sys.modules):
         f = getattr(sys.modules[name], "__file__", None) or ""
-        if f.startswith(root):
+        if any(f.startswith(r) for r in ROOTS + [root]):
             del sys.modules[name]
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    for r in ROOTS:
+        while r in sys.path:
+            sys.path.remove(r)
+    ROOTS[:] = [root]
+    sys.path.insert(0, root)
     t0 = time.perf_counter()
     mod = importlib.import_module("example")
     for name in sorted(n for n in vars(mod) if re.fullmatch(r"compile_example(_\w+)?", n)):

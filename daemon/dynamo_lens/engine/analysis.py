@@ -74,9 +74,15 @@ class Engine:
             size=config.workers,
             on_log=lambda line: self._log(f"[user output] {line}"),
             memory_limit_mb=config.memory_limit_mb,
-            on_restart=on_restart,
+            on_restart=lambda why: self._restarted(why),
         )
+        self._on_restart = on_restart
         self._started = False
+
+    def _restarted(self, why: str) -> None:
+        self._log(f"worker restarted ({why})")
+        if self._on_restart is not None:
+            self._on_restart(why)
 
     def start(self) -> None:
         if not self._started:
@@ -166,6 +172,9 @@ class Engine:
             return result
         result.findings += from_wire(found.get("findings", []), list[Finding])
         result.imports = list(found.get("imports", []))
+        if found.get("tainted"):
+            result.interrupted = True
+            self._log(f"{path.name}: importing it left the worker changed: {found['tainted']}")
         units = found.get("units", [])
         want = TargetId.parse(only_target) if only_target is not None else None
         if want is not None:
@@ -204,6 +213,10 @@ class Engine:
                 continue
             for line in out.get("skipped", []):
                 self._log(f"{line} (skipped; no finding)")
+            if out.get("tainted"):
+                # Results from a process user code changed are shown, never cached.
+                result.interrupted = True
+                self._log(f"{unit['name']}: the worker was left changed: {out['tainted']}")
             reports = from_wire(out.get("reports", []), list[TargetReport])
             if want is not None and want.variant is not None:
                 reports = [r for r in reports if TargetId.parse(r.target).short == want.short]

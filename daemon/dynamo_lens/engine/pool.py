@@ -57,6 +57,10 @@ class WorkerDied(Exception):
         return self.message
 
 
+# A worker is replaced after this many jobs, or once it has grown this much since it was ready.
+MAX_JOBS_PER_WORKER = 500
+MAX_GROWTH_MB = 1024
+
 # User output per job: lines beyond this are counted, not logged; longer lines are cut.
 LOG_LINES_PER_JOB = 200
 _LINE_CAP = 4000
@@ -151,6 +155,8 @@ class Worker:
         self._job_output: collections.deque[str] | None = None
         self._job_lines = 0
         self._reader: threading.Thread | None = None
+        self.jobs = 0  # jobs completed
+        self.start_rss = 0.0  # MB once ready: the baseline for recycling on growth
         self._next_id = 0
         self.environment: dict[str, Any] | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -196,6 +202,8 @@ class Worker:
         for msg in self._chan:
             if msg.get("ev") == "ready":
                 self.environment = msg.get("env") or {}
+                if self.proc is not None:
+                    self.start_rss = _rss_mb(self.proc.pid)
                 self._ready.set()
                 continue
             if msg.get("ev") == "fatal":
@@ -472,7 +480,15 @@ class WorkerPool:
         w = self._idle.get()
         replaced = False
         try:
-            return w.run(op, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
+            out = w.run(op, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
+            w.jobs += 1
+            why = self._retire_reason(w, out)
+            if why:
+                # Replaced after its job, not during: the result stands, the process goes.
+                replaced = True
+                self.restarts += 1
+                self._on_restart(why)
+            return out
         except (WorkerDied, JobCancelled) as exc:
             if not w.alive:
                 replaced = True
@@ -492,6 +508,20 @@ class WorkerPool:
                     self._idle.put(self._spawn())
             else:
                 self._idle.put(w)
+
+    def _retire_reason(self, w: Worker, out: dict[str, Any]) -> str | None:
+        tainted = out.get("tainted")
+        if tainted:
+            return "user code changed the process (" + "; ".join(map(str, tainted)) + ")"
+        if w.jobs >= MAX_JOBS_PER_WORKER:
+            return f"recycled after {w.jobs} jobs"
+        if w.proc is not None and w.start_rss:
+            grown = _rss_mb(w.proc.pid) - w.start_rss
+            if grown > MAX_GROWTH_MB:
+                # Leaks add up (~1.4 MB per analysis); the file that finally crosses the memory
+                # limit would be blamed for all of them.
+                return f"recycled after growing {grown:.0f} MB"
+        return None
 
     def close(self) -> None:
         self._closed = True

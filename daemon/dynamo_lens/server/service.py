@@ -127,7 +127,6 @@ class AnalysisService:
             self.config,
             python=self._python,
             on_log=self._log,
-            on_restart=lambda why: self._log(f"worker restarted ({why})"),
         )
         self._emit("warming", "starting the worker (importing torch)")
         self.engine.start()

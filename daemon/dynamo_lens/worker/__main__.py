@@ -113,6 +113,9 @@ def main() -> int:
     # (without this, one in every few analyses paid a ~200 ms gen-2 pass). No collect() first:
     # it costs ~160 ms of start-up for the little garbage importing leaves.
     gc.freeze()
+    from .taint import Baseline
+
+    baseline = Baseline()  # before any user code: what a job must leave as it found it
     chan.send({"ev": "ready", "env": jobs.environment(), "pid": os.getpid()})
 
     global _in_job
@@ -140,6 +143,10 @@ def main() -> int:
             _in_job = True
             result = fn(msg.get("params") or {}, progress)
             _in_job = False
+            tainted = baseline.changes()
+            if tainted:
+                # The parent replaces this worker and caches nothing from this job.
+                result = {**result, "tainted": tainted}
             chan.send({"ev": "result", "id": job_id, "result": result})
         except Cancelled:
             _in_job = False

@@ -1,0 +1,75 @@
+"""Daemon robustness: one file's side effects never reach another file's results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dynamo_lens.config import load
+from dynamo_lens.engine.analysis import Engine
+from dynamo_lens.findings import Kind
+
+PATCHES = """\
+import builtins
+
+import torch
+
+_real_len = builtins.len
+builtins.len = lambda obj: 0 if isinstance(obj, list) else _real_len(obj)  # a global patch
+
+
+def compile_example():
+    return torch.nn.Linear(2, 2), (torch.randn(1, 2),)
+"""
+
+INNOCENT = """\
+import torch
+
+
+def f(x):
+    parts = [x, x]
+    if len(parts) != 2:
+        raise RuntimeError("len is broken")
+    return parts[0] + parts[1]
+
+
+def compile_example():
+    return f, (torch.randn(2),)
+"""
+
+CHDIRS = """\
+import os
+
+import torch
+
+
+def f(x):
+    os.chdir("/")
+    return x + 1
+
+
+def compile_example():
+    return f, (torch.randn(2),)
+"""
+
+
+def test_a_patched_builtin_does_not_reach_the_next_file(tmp_path: Path) -> None:
+    (tmp_path / "patches.py").write_text(PATCHES)
+    (tmp_path / "innocent.py").write_text(INNOCENT)
+    logs: list[str] = []
+    cfg, _ = load(tmp_path, {"backend": "eager"})
+    with Engine(tmp_path, cfg, on_log=logs.append) as eng:
+        tainted = eng.analyze_file(tmp_path / "patches.py", ["breaks"])
+        res = eng.analyze_file(tmp_path / "innocent.py", ["breaks"])
+    assert tainted.interrupted  # shown, never cached
+    assert [f for f in res.all_findings() if f.kind == Kind.ERROR] == []
+    assert any("worker restarted" in x and "builtins.len" in x for x in logs), logs
+
+
+def test_a_changed_working_directory_is_a_taint(tmp_path: Path) -> None:
+    (tmp_path / "chdirs.py").write_text(CHDIRS)
+    logs: list[str] = []
+    cfg, _ = load(tmp_path, {"backend": "eager"})
+    with Engine(tmp_path, cfg, on_log=logs.append) as eng:
+        res = eng.analyze_file(tmp_path / "chdirs.py", ["breaks"])
+    assert res.interrupted
+    assert any("working directory" in x for x in logs)
