@@ -136,7 +136,12 @@ class AnalysisService:
             try:
                 self.environment = self.engine.environment()
                 self.torch_version = str(self.environment.get("torch", self.torch_version))
-                self._emit("ready", "")
+                # Jobs may have queued while torch was importing: "ready" only when idle.
+                n = self.scheduler.count()
+                if n:
+                    self._emit("busy", f"{n} analysis job(s)")
+                else:
+                    self._emit("ready", "")
             except Exception as exc:
                 self.last_error = f"worker failed to start: {exc}"
                 self._emit("error", self.last_error)
