@@ -49,3 +49,38 @@ def test_a_5_mb_file_is_skipped_with_one_diagnostic(tmp_path: Path) -> None:
         assert client.response(3, timeout=30) is not None
     finally:
         client.close()
+
+
+def test_a_burst_of_edits_to_a_big_file_is_one_pass_off_the_loop(tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    body = "".join(f"def f{i}(x):\n    return x.item() + {i}\n\n" for i in range(3_000))
+    big.write_text(body)  # ~120 KB, under the limit: hints are computed
+    uri = big.as_uri()
+    client = RawClient(tmp_path)
+    try:
+        client.initialize(tmp_path, trusted=False, settings={"checks": ["breaks"]})
+        doc = {"uri": uri, "languageId": "python", "version": 1, "text": body}
+        client.send({"method": "textDocument/didOpen", "params": {"textDocument": doc}})
+        for v in range(2, 22):
+            change = {
+                "textDocument": {"uri": uri, "version": v},
+                "contentChanges": [{"text": f"# edit {v}\n" + body}],
+            }
+            client.send({"method": "textDocument/didChange", "params": change})
+        # Requests are answered while the passes run (they are off the event loop).
+        pos = {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 4}}
+        client.send({"id": 2, "method": "textDocument/hover", "params": pos})
+        assert client.response(2, timeout=60) is not None
+        end = time.monotonic() + 60
+        versions: list[object] = []
+        while time.monotonic() < end and 21 not in versions:
+            versions = [
+                n["params"].get("version")
+                for n in client.notifications("textDocument/publishDiagnostics")
+                if n["params"]["uri"] == uri
+            ]
+            time.sleep(0.1)
+        assert 21 in versions  # the last edit's hints were published...
+        assert len(versions) <= 4, versions  # ...and the burst was not one pass per edit
+    finally:
+        client.close()

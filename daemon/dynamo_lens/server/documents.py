@@ -14,6 +14,7 @@ class DocState:
     path: str
     version: int | None = None
     text: str | None = None  # what the editor holds now
+    shown_text: str | None = None  # the text the shown findings' and hints' lines refer to
     analysed_text: str | None = None  # the text the current result came from
     result: FileResult | None = None
     saved_hash: str | None = None  # bytes on disk when the editor last saved

@@ -207,8 +207,9 @@ class AnalysisService:
         doc.text, doc.version = text, version
         if self._too_big(doc):
             return
-        self._static(doc)
-        self._publish(path, doc.visible(), version)
+        doc.shown_text = text
+        # Hints come from a pass off the event loop: a big file must not hold up requests.
+        self._static_later(doc, 0.0)
         if self.engine is not None and self._publish_cached(doc):
             # Known result for this exact content: shown at once; slower checks may follow.
             rest = [c for c in self.config.checks if c not in self._wanted_checks()]
@@ -232,9 +233,11 @@ class AnalysisService:
         self._accept(doc, cached, data, Job(doc.path, doc.version or 0, [], "cache", 0))
         return True
 
-    def _static(self, doc: DocState) -> None:
-        """Instant hints from the source alone (no user code runs)."""
-        text = doc.text
+    def _static(self, doc: DocState, text: str | None = None) -> None:
+        """Instant hints from the source alone (no user code runs), for ``text`` (default:
+        the editor's text now)."""
+        if text is None:
+            text = doc.text
         if text is None:
             try:
                 text = Path(doc.path).read_text()
@@ -248,9 +251,25 @@ class AnalysisService:
             hints = [replace(h, note=note) for h in hints]
         doc.hints = hints
 
-    def _static_later(self, doc: DocState, delay: float = 0.15) -> None:
+    def _static_later(self, doc: DocState, delay: float = 0.1) -> None:
+        """The edit pass, on the debouncer's thread: move the shown findings to where their
+        lines went, recompute hints, publish. A pass that a newer edit overtook publishes
+        nothing (the newer edit's pass follows); a burst of edits is one pass."""
+
         def fire() -> None:
-            self._static(doc)
+            with self._lock:
+                new = doc.text
+                old = doc.shown_text
+                if new is not None and old is not None and old != new:
+                    doc.findings = shift_findings(doc.findings, old, new, doc.path)
+                    doc.overlay = {
+                        k: shift_findings(v, old, new, doc.path) for k, v in doc.overlay.items()
+                    }
+                    doc.hints = shift_findings(doc.hints, old, new, doc.path)
+                doc.shown_text = new
+            self._static(doc, new)
+            if doc.text is not new:
+                return
             self._publish(doc.path, doc.visible(), doc.version)
 
         self._debouncer.call(doc.path, delay, fire)
@@ -273,15 +292,12 @@ class AnalysisService:
 
     def change(self, path: str, text: str, version: int | None) -> None:
         doc = self._doc(path)
-        old = doc.text
-        doc.text, doc.version = text, version
+        with self._lock:
+            if doc.shown_text is None:
+                doc.shown_text = doc.text
+            doc.text, doc.version = text, version
         if self._too_big(doc):
             return
-        if old is not None and (doc.findings or doc.overlay or doc.hints):
-            doc.findings = shift_findings(doc.findings, old, text, path)
-            doc.overlay = {k: shift_findings(v, old, text, path) for k, v in doc.overlay.items()}
-            doc.hints = shift_findings(doc.hints, old, text, path)
-            self._publish(path, doc.visible(), version)
         self._static_later(doc)
 
     def close_doc(self, path: str) -> None:
@@ -463,6 +479,7 @@ class AnalysisService:
             if doc.text is not None and doc.text != doc.analysed_text:
                 findings = shift_findings(findings, doc.analysed_text, doc.text, doc.path)
             doc.findings = findings
+            doc.shown_text = doc.text
             self._reconcile(doc, result)
             # Findings in other files (a break inside an imported helper) go to those files.
             others: dict[str, list[Finding]] = {}
