@@ -74,7 +74,7 @@ class RawClient:
             for m in list(self.messages):
                 if m.get("id") == rid and "method" not in m:
                     return m
-            time.sleep(0.05)
+            time.sleep(0.002)
         return None
 
     def close(self) -> None:

@@ -84,3 +84,38 @@ def test_a_burst_of_edits_to_a_big_file_is_one_pass_off_the_loop(tmp_path: Path)
         assert len(versions) <= 4, versions  # ...and the burst was not one pass per edit
     finally:
         client.close()
+
+
+def test_keystrokes_in_a_huge_file_are_not_applied_and_a_save_resyncs(tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    text = "x = [\n" + "    1.0,\n" * 600_000 + "]\n"
+    big.write_text(text)
+    uri = big.as_uri()
+    client = RawClient(tmp_path)
+    try:
+        client.initialize(tmp_path, trusted=False, settings={"checks": ["breaks"]})
+        doc = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+        client.send({"method": "textDocument/didOpen", "params": {"textDocument": doc}})
+        at = {"line": 0, "character": 0}
+        for v in range(2, 40):
+            change = {
+                "textDocument": {"uri": uri, "version": v},
+                "contentChanges": [{"range": {"start": at, "end": at}, "text": "#"}],
+            }
+            client.send({"method": "textDocument/didChange", "params": change})
+        # The user cut the file down to a small model and saved: disk is the truth again.
+        big.write_text("def f(x):\n    return x.item()\n")
+        client.send({"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
+        end = time.monotonic() + 60
+        last = "skipped"
+        while time.monotonic() < end and "skipped" in last:
+            pubs = [
+                str(n["params"]["diagnostics"])
+                for n in client.notifications("textDocument/publishDiagnostics")
+                if n["params"]["uri"] == uri
+            ]
+            last = pubs[-1] if pubs else "skipped"
+            time.sleep(0.1)
+        assert "skipped" not in last  # the saved, small text is what is now analysed
+    finally:
+        client.close()

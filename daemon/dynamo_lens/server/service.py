@@ -198,8 +198,10 @@ class AnalysisService:
             f"Dynamo Lens skipped this file: {size / 1e6:.1f} MB is over its "
             f"{MAX_FILE_BYTES / 1e6:.0f} MB limit for model files",
         )
+        already = [h.message for h in doc.hints] == [note.message] and not doc.findings
         doc.findings, doc.overlay, doc.hints = [], {}, [note]
-        self._publish(doc.path, doc.visible(), doc.version)
+        if not already:  # every keystroke in a skipped file need not publish the same note
+            self._publish(doc.path, doc.visible(), doc.version)
         return True
 
     def open(self, path: str, text: str, version: int | None) -> None:

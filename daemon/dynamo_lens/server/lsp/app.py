@@ -25,7 +25,7 @@ from pygls.protocol.language_server import lsp_method
 from ... import __version__
 from ...config import Config, apply, load
 from ...findings import Finding
-from ..service import AnalysisService
+from ..service import MAX_FILE_BYTES, AnalysisService
 from ..watcher import Watcher
 from .convert import diagnostic, path_to_uri, uri_to_path
 
@@ -67,6 +67,29 @@ class _Protocol(LanguageServerProtocol):
                 self._send_response(data["id"], error=exc.to_response_error())
             raise
 
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, Any]:
+        # pygls applies each incremental change by re-splitting the whole text: 100 ms per
+        # keystroke at 5 MB, on the event loop. A file over the size limit is skipped anyway,
+        # so its keystrokes are not applied; its text is read back from disk when saved.
+        server = self._server
+        doc = self.workspace.text_documents.get(unquote(params.text_document.uri))
+        partial = all(
+            isinstance(c, types.TextDocumentContentChangePartial) for c in params.content_changes
+        )
+        if (
+            isinstance(server, DynamoLensServer)
+            and doc is not None
+            and partial
+            and len(doc.source) > MAX_FILE_BYTES
+        ):
+            doc.version = params.text_document.version
+            server.desynced.add(unquote(params.text_document.uri))
+            return None
+        return (yield from super().lsp_text_document__did_change(params))
+
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(
         self, params: types.ExecuteCommandParams
@@ -90,6 +113,8 @@ class DynamoLensServer(LanguageServer):
         self._config_problems: list[str] = []
         self.pending_restart: asyncio.TimerHandle | None = None
         self.tcp_token: str | None = None  # serve --tcp: initialize must carry it
+        # Documents whose keystrokes were not applied (over the size limit): disk is truth.
+        self.desynced: set[str] = set()
         self.initialized = False
         self.started = threading.Event()
         self._closed = threading.Lock()
@@ -205,6 +230,26 @@ class DynamoLensServer(LanguageServer):
         finally:
             logging.shutdown()
             os._exit(code)
+
+    def resync(self, uri: str) -> None:
+        """A document whose keystrokes were skipped takes its saved text from disk."""
+        key = unquote(uri)
+        if key not in self.desynced:
+            return
+        self.desynced.discard(key)
+        doc = self.workspace.text_documents.get(key)
+        path = uri_to_path(uri)
+        if doc is None or path is None:
+            return
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        self.workspace.put_text_document(
+            types.TextDocumentItem(
+                uri=uri, language_id="python", version=doc.version or 0, text=text
+            )
+        )
 
     def is_open(self, uri: str) -> bool:
         return unquote(uri) in self.workspace.text_documents

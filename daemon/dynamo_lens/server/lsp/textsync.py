@@ -47,6 +47,7 @@ def did_change(ls: DynamoLensServer, params: types.DidChangeTextDocumentParams) 
     types.TEXT_DOCUMENT_DID_SAVE, types.TextDocumentSaveRegistrationOptions(include_text=False)
 )
 def did_save(ls: DynamoLensServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.resync(params.text_document.uri)
     buf = _buffer(ls, params.text_document.uri)
     if buf is not None and ls.service is not None:
         ls.service.save(*buf)
