@@ -91,7 +91,7 @@ class Config:
         return d
 
 
-_ALIASES = {
+ALIASES = {
     "checksOnSave": "checks_on_save",
     "memoryLimitMb": "memory_limit_mb",
     "guessTargets": "guess_targets",
@@ -105,8 +105,8 @@ _ALIASES = {
 
 
 def _norm_key(key: str) -> str:
-    if key in _ALIASES:
-        return _ALIASES[key]
+    if key in ALIASES:
+        return ALIASES[key]
     return key.replace("-", "_")
 
 

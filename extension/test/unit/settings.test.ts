@@ -75,16 +75,12 @@ describe('package.json settings', () => {
 
   it('has the same defaults as the daemon (daemon/dynamo_lens/config.py)', (t) => {
     const candidates = [path.join(ROOT, '.venv', 'bin', 'python'), 'python3'];
-    const aliases: Record<string, string> = {
-      checksOnSave: 'checks_on_save',
-      memoryLimitMb: 'memory_limit_mb',
-      timingThreads: 'timing_threads',
-      guessTargets: 'guess_targets',
-      keepDiagnosticsOnClose: 'keep_diagnostics_on_close',
-      workerCount: 'workers',
-    };
-    const code = 'import json; from dynamo_lens.config import Config; print(json.dumps(Config().to_dict()))';
+    // The daemon's own camelCase aliases: one table, in config.py.
+    const code =
+      'import json; from dynamo_lens.config import Config, ALIASES; ' +
+      'print(json.dumps({"defaults": Config().to_dict(), "aliases": ALIASES}))';
     let daemonDefaults: Record<string, unknown> | undefined;
+    let aliases: Record<string, string> = {};
     for (const py of candidates) {
       const r = spawnSync(py, ['-c', code], {
         env: { ...process.env, PYTHONPATH: path.join(ROOT, 'daemon') },
@@ -92,7 +88,12 @@ describe('package.json settings', () => {
         timeout: 30000,
       });
       if (r.status === 0) {
-        daemonDefaults = JSON.parse(r.stdout) as Record<string, unknown>;
+        const out = JSON.parse(r.stdout) as {
+          defaults: Record<string, unknown>;
+          aliases: Record<string, string>;
+        };
+        daemonDefaults = out.defaults;
+        aliases = out.aliases;
         break;
       }
     }
