@@ -73,3 +73,21 @@ def test_a_changed_working_directory_is_a_taint(tmp_path: Path) -> None:
         res = eng.analyze_file(tmp_path / "chdirs.py", ["breaks"])
     assert res.interrupted
     assert any("working directory" in x for x in logs)
+
+
+def test_workers_are_recycled_after_many_jobs(tmp_path: Path) -> None:
+    import dynamo_lens.engine.pool as pool
+
+    (tmp_path / "innocent.py").write_text(INNOCENT)
+    logs: list[str] = []
+    cfg, _ = load(tmp_path, {"backend": "eager"})
+    old = pool.MAX_JOBS_PER_WORKER
+    pool.MAX_JOBS_PER_WORKER = 2  # discover + analyze: one file's worth
+    try:
+        with Engine(tmp_path, cfg, on_log=logs.append) as eng:
+            first = eng.analyze_file(tmp_path / "innocent.py", ["breaks"])
+            second = eng.analyze_file(tmp_path / "innocent.py", ["breaks"])
+    finally:
+        pool.MAX_JOBS_PER_WORKER = old
+    assert first.reports and second.reports and not second.interrupted
+    assert any("recycled after 2 jobs" in x for x in logs), logs
