@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# Daemons and engines started by tests keep their result caches in a throwaway folder, not in
+# the user's ~/.cache (the cache lives outside workspaces; see server/cache.py).
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="dynamo-lens-test-cache-")
 EXPECT_RE = re.compile(r"#\s*expect:\s*(?P<kind>[\w-]+)(?:\s+(?P<detail>\S+))?")
 
 
