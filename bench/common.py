@@ -120,32 +120,43 @@ for line in sys.stdin:
 )
 
 
-class Floor:
-    """A warm floor process: ``run(root, path)`` times one file, as the daemon would see it."""
+class WarmProcess:
+    """A warm Python process serving JSON requests a line at a time (its source reads stdin and
+    answers on the protocol fd): side-by-side timings without start-up in the figures."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, source: str, *args: str, cwd: Path | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _FLOOR_SERVER],
+            [sys.executable, "-c", source, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-            cwd=str(cwd),
+            cwd=str(cwd) if cwd else None,
         )
 
-    def run(self, root: Path, path: Path) -> dict[str, Any]:
+    def request(self, req: dict[str, Any]) -> Any:
         assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(json.dumps({"root": str(root), "path": str(path)}) + "\n")
+        self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError("the floor process died")
-        return dict(json.loads(line))
+            raise RuntimeError("the warm process died")
+        return json.loads(line)
 
     def close(self) -> None:
         if self.proc.stdin:
             self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+        self.proc.wait(timeout=60)
+
+
+class Floor(WarmProcess):
+    """A warm floor process: ``run(root, path)`` times one file, as the daemon would see it."""
+
+    def __init__(self, cwd: Path) -> None:
+        super().__init__(_FLOOR_SERVER, cwd=cwd)
+
+    def run(self, root: Path, path: Path) -> dict[str, Any]:
+        return dict(self.request({"root": str(root), "path": str(path)}))
 
 
 def machine() -> str:

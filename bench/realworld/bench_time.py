@@ -13,8 +13,6 @@ each probe checked in eager first, as the engine does). Goal: ≤ 1.3×.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,7 +23,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "bench"))
 
 from cases import CASES  # noqa: E402
-from common import machine, q, ratio_cell  # noqa: E402
+from common import WarmProcess, machine, q, ratio_cell  # noqa: E402
 from dynamo_lens.config import load  # noqa: E402
 from dynamo_lens.engine.analysis import Engine  # noqa: E402
 from score import available, build  # noqa: E402
@@ -99,29 +97,12 @@ for line in sys.stdin:
 """
 
 
-class TorchOnly:
+class TorchOnly(WarmProcess):
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", TORCH_ONLY, str(HERE / "groundtruth.py")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        super().__init__(TORCH_ONLY, str(HERE / "groundtruth.py"))
 
     def run(self, root: Path) -> float:
-        assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(json.dumps({"root": str(root)}) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the torch-only process died")
-        return float(json.loads(line))
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+        return float(self.request({"root": str(root)}))
 
 
 def main() -> int:

@@ -83,12 +83,8 @@ class ResultCache:
             rel = d.relative_to(self.directory)
         except ValueError:
             return False
-        cur = self.directory
-        for part in ("", *rel.parts):
-            cur = cur / part if part else cur
-            if cur.is_symlink():
-                return False
-        return True
+        chain = [self.directory.joinpath(*rel.parts[:i]) for i in range(len(rel.parts) + 1)]
+        return not any(p.is_symlink() for p in chain)
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.msgpack"

@@ -255,7 +255,7 @@ def _what(g: Guard) -> str:
     }[g.kind]
 
 
-def absorbed(group: Group, declared: bool) -> bool:
+def absorbed(group: Group) -> bool:
     """A one-off, as torch counts it: one recompile that does not repeat. Automatic dynamic
     shapes make a changed size (or a probed number) dynamic; any other change (a None mask,
     a second dtype) leaves two cached graphs that later calls reuse. Only what recompiles
@@ -265,7 +265,7 @@ def absorbed(group: Group, declared: bool) -> bool:
 
 def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
     g = group.guard
-    absorbed_once = absorbed(group, declared)
+    absorbed_once = absorbed(group)
     severity = Severity.INFORMATION if absorbed_once else Severity.WARNING
     if group.located:
         span = expression_span(group.path, group.line, "len" if g.kind == "len" else None)
@@ -566,7 +566,7 @@ def find_recompiles(
     for group in _merge_families(groups, declared):
         # Probes stand in for real shapes: report what recompiles repeatedly, never the
         # one-off per dim that automatic dynamic shapes absorb.
-        if not declared and absorbed(group, declared):
+        if not declared and absorbed(group):
             continue
         findings.append(_finding(group, name, limit, declared))
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
