@@ -1,0 +1,1 @@
+"""Findings from the user's real runs: torch's structured trace (``TORCH_TRACE``) read back."""
