@@ -8,77 +8,30 @@ structured trace's graph-break artifacts (the ``Unsupported`` exception with ``g
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from ..engine import breaktext
+from ..engine.breaktext import Parsed
 from ..engine.errors import frames_from_traceback
-from ..engine.locate import Workspace, clean_function_name, display_path, is_plumbing
+from ..engine.locate import Workspace, clean_function_name, is_plumbing
 from ..findings import Finding, FindingData, Frame, Kind, Severity, gb_doc_url
 from . import torchcompat
 from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call
 
 # torch's own name for the site, first line of each logged break (2.8 through 2.15).
-_SITE_RE = re.compile(r"^Graph break.*? in user code at (?P<path>.+):(?P<line>\d+)\s*$")
-_URL_RE = re.compile(r"https://\S+/gb/gb(\d+)\.html")
-_TB_FRAME_RE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+), in (?P<name>\S+)')
-
-
-@dataclass
-class Parsed:
-    gb_type: str
-    explanation: str
-    hints: list[str]
-    gb_id: str | None
+_SITE_RE = breaktext.SITE_RE
+_TB_FRAME_RE = breaktext.TB_FRAME_RE
+_message = breaktext.message
+where = breaktext.where
 
 
 def parse_reason(text: str, gb_type: str | None = None) -> Parsed:
-    """Split torch's formatted graph-break message into type, explanation and hints."""
-    lines = text.splitlines()
-    expl_idx = next((i for i, ln in enumerate(lines) if ln.startswith("  Explanation:")), None)
-    if gb_type is None:
-        if expl_idx is not None:
-            before = [ln for ln in lines[:expl_idx] if ln.strip()]
-            gb_type = before[-1].strip() if before else ""
-        else:
-            gb_type = next((ln.strip() for ln in lines if ln.strip()), "unknown reason")
-    explanation = ""
-    hints: list[str] = []
-    if expl_idx is not None:
-        current: list[str] | None = None
-        expl: list[str] = []
-        for ln in lines[expl_idx:]:
-            if ln.startswith("  Explanation:"):
-                current = expl
-                current.append(ln.split(":", 1)[1].strip())
-            elif ln.startswith("  Hint:"):
-                hints.append(ln.split(":", 1)[1].strip())
-                current = None
-            elif ln.startswith("  Developer debug context:") or ln.startswith(" For more details"):
-                break
-            elif ln.startswith("    ") and ln.strip():
-                if current is not None:
-                    current.append(ln.strip())
-                elif hints:
-                    hints[-1] += " " + ln.strip()
-            elif not ln.strip():
-                current = None
-        explanation = " ".join(expl)
-    # torch < 2.13 puts its "Graph Break Reason:" prefix on the type's own line.
-    gb_type = _PREFIX_RE.sub("", gb_type).strip() or gb_type
-    gb_id = torchcompat.registry().get(gb_type)
-    if gb_id is None and (legacy := torchcompat.legacy_break(gb_type)):
-        # Older torch, older wording: the registry's name for it, torch's text as explanation.
-        explanation = explanation or text.strip().splitlines()[0]
-        gb_type, gb_id = legacy
-    if gb_id is None:
-        m = _URL_RE.search(text)
-        if m:
-            gb_id = f"GB{m.group(1)}"
-    return Parsed(gb_type, explanation, hints, gb_id)
+    """torch's break text, with this torch's registry over the shipped table."""
+    return breaktext.parse_reason(text, gb_type, torchcompat.registry())
 
 
 @dataclass
@@ -134,23 +87,6 @@ def _cut_at_site(frames: list[Frame], text: str, ws: Workspace) -> list[Frame]:
 def _first_line(text: str) -> str:
     stripped = text.strip()
     return stripped.splitlines()[0] if stripped else ""
-
-
-_PREFIX_RE = re.compile(r"^(?:graph break reason|graph break)\s*:\s*", re.I)
-
-
-def _message(gb_type: str) -> str:
-    text = _PREFIX_RE.sub("", gb_type.strip()).rstrip(".") or "unknown reason"
-    first = text.split(" ", 1)[0]
-    # "Unsupported call" reads as a sentence; "TypeError when ..." names a class: keep it.
-    if first[:1].isupper() and (len(first) == 1 or first[1:].islower()):
-        text = text[0].lower() + text[1:]
-    return f"Graph break: {text}"
-
-
-def where(frame: Frame) -> str:
-    """``torch/nn/modules/transformer.py:1245``: a library line as users know it."""
-    return f"{display_path(frame.path)}:{frame.line}"
 
 
 def collect_sites(

@@ -16,27 +16,19 @@ from pathlib import Path
 
 import torch
 
+from ..engine import breaktext
+
 SUPPORTED = ((2, 8), (2, 15))
 VERSION: tuple[int, int] = tuple(  # type: ignore[assignment]
     int(x) for x in re.findall(r"\d+", torch.__version__)[:2]
 )
-_TABLE = Path(__file__).parent / "data" / "gb_registry.json"
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped() -> dict[str, dict[str, str]]:
-    try:
-        data = json.loads(_TABLE.read_text())
-    except (OSError, ValueError):
-        return {"gb_type": {}, "legacy": {}}
-    return {"gb_type": dict(data.get("gb_type", {})), "legacy": dict(data.get("legacy", {}))}
 
 
 @functools.lru_cache(maxsize=1)
 def registry() -> dict[str, str]:
     """gb_type -> GBxxxx: torch's own registry over the table built from a newer one, which
     covers the ids an older torch lacks."""
-    out = dict(_shipped()["gb_type"])
+    out = dict(breaktext.shipped()[0])
     path = Path(torch._dynamo.__file__).parent / "graph_break_registry.json"
     try:
         data = json.loads(path.read_text())
@@ -49,20 +41,9 @@ def registry() -> dict[str, str]:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _gb_types() -> dict[str, str]:
-    return {gb_id: gb_type for gb_type, gb_id in registry().items()}
-
-
 def legacy_break(text: str) -> tuple[str, str] | None:
     """(gb_type, id) for a break torch < 2.9 words in pre-registry text."""
-    lowered = text.strip().lower()
-    for prefix, gb_id in _shipped()["legacy"].items():
-        if lowered.startswith(prefix.lower()):
-            gb_type = _gb_types().get(gb_id)
-            if gb_type:
-                return gb_type, gb_id
-    return None
+    return breaktext.legacy_break(text, registry())
 
 
 def recompile_limit_name() -> str:

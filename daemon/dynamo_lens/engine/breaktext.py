@@ -1,0 +1,121 @@
+"""Torch's graph-break texts, read without torch: the type, explanation, hints and registry id
+of a break message, the headline we show, and where a library line is.
+
+The worker (with torch's own registry) and the readers of a run's trace (without torch) share
+these, so a break reads the same wherever it was seen.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..findings import Frame
+from .locate import display_path
+
+# torch's own name for the site, first line of each logged break (2.8 through 2.15).
+SITE_RE = re.compile(r"^Graph break.*? in user code at (?P<path>.+):(?P<line>\d+)\s*$")
+URL_RE = re.compile(r"https://\S+/gb/gb(\d+)\.html")
+TB_FRAME_RE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+), in (?P<name>\S+)')
+# The graph-break id table built from torch 2.15's registry (scripts/gb_registry.py).
+_TABLE = Path(__file__).resolve().parent.parent / "worker" / "data" / "gb_registry.json"
+
+
+@functools.lru_cache(maxsize=1)
+def shipped() -> tuple[dict[str, str], dict[str, str]]:
+    """(gb_type -> id, legacy-wording prefix -> id) from the shipped table."""
+    try:
+        data = json.loads(_TABLE.read_text())
+    except (OSError, ValueError):
+        return {}, {}
+    return dict(data.get("gb_type", {})), dict(data.get("legacy", {}))
+
+
+def legacy_break(text: str, ids: Mapping[str, str]) -> tuple[str, str] | None:
+    """(gb_type, id) for a break torch < 2.9 words in pre-registry text."""
+    lowered = text.strip().lower()
+    for prefix, gb_id in shipped()[1].items():
+        if lowered.startswith(prefix.lower()):
+            gb_type = next((t for t, i in ids.items() if i == gb_id), None)
+            if gb_type:
+                return gb_type, gb_id
+    return None
+
+
+@dataclass
+class Parsed:
+    gb_type: str
+    explanation: str
+    hints: list[str]
+    gb_id: str | None
+
+
+def parse_reason(
+    text: str, gb_type: str | None = None, ids: Mapping[str, str] | None = None
+) -> Parsed:
+    """Split torch's formatted graph-break message into type, explanation and hints; ``ids``
+    maps types to registry ids (default: the shipped table)."""
+    ids = ids if ids is not None else shipped()[0]
+    lines = text.splitlines()
+    expl_idx = next((i for i, ln in enumerate(lines) if ln.startswith("  Explanation:")), None)
+    if gb_type is None:
+        if expl_idx is not None:
+            before = [ln for ln in lines[:expl_idx] if ln.strip()]
+            gb_type = before[-1].strip() if before else ""
+        else:
+            gb_type = next((ln.strip() for ln in lines if ln.strip()), "unknown reason")
+    explanation = ""
+    hints: list[str] = []
+    if expl_idx is not None:
+        current: list[str] | None = None
+        expl: list[str] = []
+        for ln in lines[expl_idx:]:
+            if ln.startswith("  Explanation:"):
+                current = expl
+                current.append(ln.split(":", 1)[1].strip())
+            elif ln.startswith("  Hint:"):
+                hints.append(ln.split(":", 1)[1].strip())
+                current = None
+            elif ln.startswith("  Developer debug context:") or ln.startswith(" For more details"):
+                break
+            elif ln.startswith("    ") and ln.strip():
+                if current is not None:
+                    current.append(ln.strip())
+                elif hints:
+                    hints[-1] += " " + ln.strip()
+            elif not ln.strip():
+                current = None
+        explanation = " ".join(expl)
+    # torch < 2.13 puts its "Graph Break Reason:" prefix on the type's own line.
+    gb_type = PREFIX_RE.sub("", gb_type).strip() or gb_type
+    gb_id = ids.get(gb_type)
+    if gb_id is None and (legacy := legacy_break(gb_type, ids)):
+        # Older torch, older wording: the registry's name for it, torch's text as explanation.
+        explanation = explanation or text.strip().splitlines()[0]
+        gb_type, gb_id = legacy
+    if gb_id is None:
+        m = URL_RE.search(text)
+        if m:
+            gb_id = f"GB{m.group(1)}"
+    return Parsed(gb_type, explanation, hints, gb_id)
+
+
+PREFIX_RE = re.compile(r"^(?:graph break reason|graph break)\s*:\s*", re.I)
+
+
+def message(gb_type: str) -> str:
+    text = PREFIX_RE.sub("", gb_type.strip()).rstrip(".") or "unknown reason"
+    first = text.split(" ", 1)[0]
+    # "Unsupported call" reads as a sentence; "TypeError when ..." names a class: keep it.
+    if first[:1].isupper() and (len(first) == 1 or first[1:].islower()):
+        text = text[0].lower() + text[1:]
+    return f"Graph break: {text}"
+
+
+def where(frame: Frame) -> str:
+    """``torch/nn/modules/transformer.py:1245``: a library line as users know it."""
+    return f"{display_path(frame.path)}:{frame.line}"

@@ -1,0 +1,114 @@
+"""Torch's guard-failure texts, read without torch: what a recompile's failed guard was about
+(a size, a dtype, a Python value, None-ness, ...), in the user's words, and its fix.
+
+The worker's recompile check and the readers of a run's trace share these.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+REASON_RE = re.compile(r"^(?:\d+/\d+:\s*)?(?P<guard>.*?)(?:\s{2,}#\s+(?P<rest>.*))?$", re.S)
+LOC_RE = re.compile(r"#\s+(?P<tail>\S+?):(?P<line>\d+) in (?P<fn>[\w<>]+)")
+FILE_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+_SIZE_RE = re.compile(
+    r"tensor '(?P<var>.+?)' size mismatch at index (?P<dim>\d+)\. "
+    r"expected (?P<exp>\d+), actual (?P<act>\d+)"
+)
+_DTYPE_RE = re.compile(
+    r"tensor '(?P<var>.+?)' dtype mismatch\. expected (?P<exp>\w+), actual "
+    r"(?P<act>\w+)"
+)
+_TENSOR_META_RE = re.compile(r"tensor '(?P<var>.+?)' (?P<what>[\w ]+?) mismatch")
+_NONE_RE = re.compile(r"^(?P<var>\S+) is (?P<neg>not )?None$")
+# torch >= 2.13 words a tensor-then-None change as a type check on the tensor guard.
+_NONE_TYPE_RE = re.compile(
+    r"expected type of '(?P<var>.+?)' to be a tensor type, '? ?but found <class 'NoneType'>"
+)
+_LEN_RE = re.compile(r"^len\((?P<var>.+)\) == (?P<val>\d+)$")
+_VALUE_RE = re.compile(r"^(?P<var>[^\s=<>!]+) == (?P<val>-?[\w.']+)$")
+_ID_RE = re.compile(r"___check_obj_id\((?P<var>[^,]+),")
+_GLOBAL_RE = re.compile(r"GLOBAL_STATE changed: (?P<what>[\w, ]+)")
+HINT_RE = re.compile(r"\(HINT: (.+?)\)\s*(?:\n|$)", re.S)
+_SIZE_EXPR_RE = re.compile(r"(?P<var>[\w\[\]'.]+)\.size\(\)\[(?P<dim>\d+)\]")
+
+
+@dataclass
+class Guard:
+    kind: str  # size | size-range | dtype | tensor | none | len | value | attr | identity
+    # | global | guard
+    var: str
+    text: str
+    seen: str | None = None
+    dim: int | None = None
+
+
+def _plain(var: str) -> str:
+    """``L['x']`` -> ``x``; ``L['self'].max_len`` -> ``self.max_len``."""
+    var = re.sub(r"\._modules\['([^']+)'\]", r".\1", var)
+    return re.sub(r"[LG]\['([^']+)'\]", r"\1", var)
+
+
+def classify(guard_text: str) -> Guard:
+    g = guard_text.strip()
+    if m := _SIZE_RE.search(g):
+        return Guard("size", _plain(m["var"]), g, m["act"], int(m["dim"]))
+    if m := _DTYPE_RE.search(g):
+        return Guard("dtype", _plain(m["var"]), g, m["act"])
+    if m := _GLOBAL_RE.search(g):
+        return Guard("global", m["what"].strip(), g, m["what"].strip())
+    if m := _ID_RE.search(g):
+        return Guard("identity", _plain(m["var"].strip()), g)
+    if m := _NONE_TYPE_RE.search(g):
+        return Guard("none", _plain(m["var"]), g, "None")
+    if m := _TENSOR_META_RE.search(g):
+        return Guard("tensor", _plain(m["var"]), g, m["what"])
+    if m := _NONE_RE.match(g):
+        return Guard("none", _plain(m["var"]), g, "None" if m["neg"] else "a value")
+    if m := _LEN_RE.match(g):
+        return Guard("len", _plain(m["var"]), g, m["val"])
+    if m := _SIZE_EXPR_RE.search(g):
+        return Guard("size-range", _plain(m["var"]), g, None, int(m["dim"]))
+    if m := _VALUE_RE.match(g):
+        var = _plain(m["var"])
+        return Guard("attr" if "." in var else "value", var, g, m["val"])
+    return Guard("guard", _plain(re.sub(r"\d+", "N", g)), g)
+
+
+FIX = {
+    "size": "Mark the dimension dynamic before the first call: "
+    "`torch._dynamo.mark_dynamic({var}, {dim})`, or compile with `dynamic=True`.",
+    "size-range": "Python control flow on a dynamic size specialises the graph: use "
+    "`torch._dynamo.mark_unbacked({var}, {dim})` or make the branch tensor-valued (`torch.where`).",
+    "dtype": "Cast `{var}` to one dtype before the compiled call: each dtype is a separate graph.",
+    "tensor": "Keep `{var}`'s {seen} stable across calls (every change is a new graph).",
+    "none": "Always pass a tensor for `{var}` (for example an all-ones mask) so both cases share "
+    "one graph, or compile the two cases as separate functions.",
+    "len": "Keep the length of `{var}` stable: pad it, or stack the items into one tensor.",
+    "value": "Pass `{var}` as a tensor (`torch.tensor({var})`) instead of a Python number, or "
+    "compile with `dynamic=True`; a Python number used in `range()` or `if` specialises anyway.",
+    "attr": "`{var}` is a Python attribute read in the compiled code and guarded on; keep it "
+    "constant, or store it in a tensor buffer.",
+    "identity": "`{var}` is a new object on each call (a function, closure or module made "
+    "inside the call); create it once, outside the compiled code.",
+    "global": "The calls switch torch's global state ({seen}) between calls: keep it the same "
+    "for every call of the compiled code, or compile each mode separately.",
+    "guard": "Keep the guarded value stable across calls (torch's guard is in the explanation).",
+}
+
+
+def what(g: Guard) -> str:
+    return {
+        "size": f"the size of `{g.var}` at dim {g.dim}",
+        "size-range": f"a branch on the dynamic size `{g.var}.size({g.dim})`",
+        "dtype": f"the dtype of `{g.var}`",
+        "tensor": f"the {g.seen} of `{g.var}`",
+        "none": f"whether `{g.var}` is None",
+        "len": f"the length of `{g.var}`",
+        "value": f"the Python value of `{g.var}`",
+        "attr": f"the attribute `{g.var}`",
+        "identity": f"the identity of `{g.var}`",
+        "global": f"torch's global state ({g.var})",
+        "guard": "a value Dynamo guards on",
+    }[g.kind]
