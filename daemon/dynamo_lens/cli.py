@@ -76,6 +76,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--output", "-o", type=Path, default=None, help="write the report here")
     c.add_argument("--verbose", "-v", action="store_true", help="explanations, hints, call chains")
+    for name, what in (
+        ("run", "run a command with torch's structured trace on, then report what it saw"),
+        ("trace", "report what torch's structured trace logs (TORCH_TRACE=dir) saw"),
+    ):
+        r = sub.add_parser(name, help=what)
+        if name == "run":
+            r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+        else:
+            r.add_argument("paths", nargs="+", type=Path, help="trace folders or log files")
+        r.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+        r.add_argument("--output", "-o", type=Path, default=None)
+        r.add_argument("--workspace", type=Path, default=None, help="default: this folder")
+        r.add_argument(
+            "--path-map",
+            action="append",
+            default=None,
+            metavar="REMOTE=LOCAL",
+            help="paths recorded on another machine (repeatable)",
+        )
+        r.add_argument("--verbose", "-v", action="store_true")
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", default=None, metavar="127.0.0.1:PORT", help="debugging only")
     d = sub.add_parser("doctor", help="say whether this interpreter can run the worker")
@@ -152,6 +172,11 @@ def _check(args: argparse.Namespace) -> int:
             results.append(engine.analyze_file(f, args.checks))
         if any(r.ran for r in results):
             env.update(engine.environment())
+    return _emit(results, root, env, args)
+
+
+def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any) -> int:
+    """Render ``results`` as ``check`` does (text, JSON, SARIF) and give its exit status."""
     if args.format == "json":
         from .report import jsonout
 
@@ -172,6 +197,45 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if worst >= Severity.WARNING.rank else EXIT_CLEAN
 
 
+def _runs(args: argparse.Namespace) -> int:
+    """``trace`` and ``run``: findings from torch's structured trace of a real run."""
+    from .runs.command import record_run, trace_results
+
+    root = (args.workspace or Path.cwd()).resolve()
+    if args.output is not None and (problem := _unwritable(args.output)):
+        print(f"dynamo-lens: cannot write the report to {args.output}: {problem}", file=sys.stderr)
+        return EXIT_ERROR
+    maps = []
+    for m in args.path_map or []:
+        remote, sep, local = m.partition("=")
+        if not sep or not remote or not local:
+            print(f"dynamo-lens: --path-map wants REMOTE=LOCAL, got {m!r}", file=sys.stderr)
+            return EXIT_ERROR
+        maps.append((remote, str(Path(local).resolve())))
+    if args.command == "run":
+        cmd = [c for c in args.cmd if c != "--"] if args.cmd else []
+        if not cmd:
+            print("dynamo-lens: run wants a command after --", file=sys.stderr)
+            return EXIT_ERROR
+        paths, provenance, code = record_run(cmd, root)
+    else:
+        paths, provenance, code = list(args.paths), "trace " + " ".join(map(str, args.paths)), 0
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+            return EXIT_ERROR
+    results, stats = trace_results(paths, root, maps, provenance)
+    if stats.skipped_count:
+        print(
+            f"dynamo-lens: skipped {stats.skipped_count} unreadable trace line(s)",
+            file=sys.stderr,
+        )
+    if code:
+        print(f"dynamo-lens: the command exited with code {code}", file=sys.stderr)
+    env = {"run": provenance, "trace_files": stats.files, "trace_records": stats.records}
+    return _emit(results, root, env, args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -186,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             serve(args.tcp)
             return EXIT_CLEAN
+        if args.command in ("run", "trace"):
+            return _runs(args)
         return _check(args)
     except KeyboardInterrupt:
         return EXIT_ERROR

@@ -1,0 +1,205 @@
+"""Findings from a run's structured trace: the same ``Finding`` the engine makes, with the
+same wording (``engine.breaktext``, ``engine.guards``), attributed to ranks.
+
+Graph breaks: each ``dynamo_graph_break_reason`` artifact, at the deepest workspace frame of
+its traceback (else the outermost frame that is the user's, e.g. the training script's call),
+naming the library line when torch broke inside a library. Recompiles: each compilation's
+``recompile_reason``, classified and grouped by guard and line; hitting the recompile limit.
+A break or recompile seen on several ranks, or many times, is one finding with counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..engine import breaktext, guards
+from ..engine.locate import Workspace, frame_at, is_plumbing, library_frame
+from ..findings import FileResult, Finding, FindingData, Frame, Kind, Severity, gb_doc_url
+from .paths import PathMap
+from .tracelog import Record
+
+
+def ranks_text(ranks: set[int]) -> str:
+    """``ranks 0–3``, ``rank 3 only``, ``ranks 0, 2``; empty for a single-process run."""
+    rs = sorted(r for r in ranks if r is not None)
+    if not rs:
+        return ""
+    if len(rs) == 1:
+        return f"rank {rs[0]} only"
+    if rs == list(range(rs[0], rs[-1] + 1)):
+        return f"ranks {rs[0]}–{rs[-1]}"
+    return "ranks " + ", ".join(map(str, rs))
+
+
+@dataclass
+class _Site:
+    finding: Finding
+    count: int = 0
+    ranks: set[int] = field(default_factory=set)
+
+
+class RunReader:
+    def __init__(self, ws: Workspace, paths: PathMap, provenance: str = "") -> None:
+        self.ws, self.paths, self.provenance = ws, paths, provenance
+        self._breaks: dict[tuple[str, int, str, str], _Site] = {}
+        self._by_origin: dict[tuple[str, str], _Site] = {}
+        self._recompiles: dict[tuple[object, ...], _Site] = {}
+        self.frames_compiled = 0
+
+    def _frame(self, path: str, line: int, name: str = "") -> Frame:
+        local = self.paths.local(path)
+        if self.ws.contains(local):
+            return frame_at(local, line, name)
+        return library_frame(local, line, name)
+
+    # -- graph breaks ---------------------------------------------------------------------
+    def _break(self, rec: Record) -> None:
+        text = rec.payload or ""
+        lines = text.splitlines()
+        site = breaktext.SITE_RE.match(lines[0].strip()) if lines else None
+        tb_at = next(
+            (i for i, ln in enumerate(lines) if ln.startswith("User code traceback")), None
+        )
+        body = "\n".join(lines[1 : tb_at if tb_at is not None else len(lines)])
+        body = body.replace("Graph Break Reason: ", "", 1)
+        parsed = breaktext.parse_reason(body)
+        frames = []
+        for ln in lines[tb_at:] if tb_at is not None else []:
+            m = breaktext.TB_FRAME_RE.match(ln)
+            if m and not is_plumbing(m["path"]):
+                frames.append(self._frame(m["path"], int(m["line"]), m["name"]))
+        origin_key = (self.paths.local(site["path"]), site["line"]) if site else ("", "")
+        key_o = (f"{origin_key[0]}:{origin_key[1]}", parsed.gb_id or parsed.gb_type)
+        if not frames:
+            # "user stack suppressed due to duplicate graph break": the same site again.
+            seen = self._by_origin.get(key_o)
+            if seen is not None:
+                seen.count += 1
+                if rec.rank is not None:
+                    seen.ranks.add(rec.rank)
+            return
+        user = self.ws.user_frames(frames)
+        if not user:
+            return  # nothing of this workspace in the stack (another project's break)
+        at = user[-1]
+        origin = frames[-1] if not self.ws.contains(frames[-1].path) else None
+        key = (at.path, at.line, breaktext.where(origin) if origin else "", key_o[1])
+        s = self._breaks.get(key)
+        if s is None:
+            message = breaktext.message(parsed.gb_type)
+            data: FindingData = {"gb_type": parsed.gb_type}
+            if origin is not None:
+                message += f" in {breaktext.where(origin)}"
+                data["library"] = breaktext.where(origin)
+            f = Finding(
+                kind=Kind.GRAPH_BREAK,
+                severity=Severity.WARNING,
+                path=at.path,
+                line=at.line,
+                column=at.column or 1,
+                end_line=at.end_line or at.line,
+                end_column=at.end_column or (at.column or 1) + 1,
+                message=message,
+                explanation=parsed.explanation,
+                hints=list(parsed.hints),
+                gb_id=parsed.gb_id,
+                doc_url=gb_doc_url(parsed.gb_id),
+                stack=frames,
+                data=data,
+            )
+            s = self._breaks[key] = _Site(f)
+            self._by_origin.setdefault(key_o, s)
+        s.count += 1
+        if rec.rank is not None:
+            s.ranks.add(rec.rank)
+
+    # -- recompiles -------------------------------------------------------------------------
+    def _metrics(self, rec: Record) -> None:
+        m = rec.body
+        if m.get("fail_type") is None:
+            self.frames_compiled += 1
+        reason = m.get("recompile_reason")
+        if not reason or m.get("fail_type") is not None:
+            return
+        reason = str(reason)
+        first = reason.strip().splitlines()[0]
+        rm = guards.REASON_RE.match(first.split("(HINT:")[0])
+        g = guards.classify((rm["guard"] if rm else first).strip())
+        frames = [
+            self._frame(fm["path"], int(fm["line"]), fm["fn"])
+            for fm in guards.FILE_RE.finditer(reason)
+            if not is_plumbing(fm["path"])
+        ]
+        user = self.ws.user_frames(frames)
+        if user:
+            at = user[-1]
+        else:
+            co = self.paths.local(str(m.get("co_filename") or ""))
+            if not self.ws.contains(co):
+                return
+            at = frame_at(co, int(m.get("co_firstlineno") or 1), str(m.get("co_name") or ""))
+        origin = frames[-1] if frames and not self.ws.contains(frames[-1].path) else None
+        key = (g.kind, g.var, g.dim, at.path, at.line, breaktext.where(origin) if origin else "")
+        s = self._recompiles.get(key)
+        if s is None:
+            what = guards.what(g) + (f" in {breaktext.where(origin)}" if origin else "")
+            fix = guards.FIX[g.kind].format(var=g.var, dim=g.dim or 0, seen=g.seen)
+            data: FindingData = {"guard": g.text, "guard_kind": g.kind, "variable": g.var}
+            f = Finding(
+                kind=Kind.RECOMPILE,
+                severity=Severity.INFORMATION,
+                path=at.path,
+                line=at.line,
+                column=at.column or 1,
+                end_line=at.end_line or at.line,
+                end_column=at.end_column or (at.column or 1) + 1,
+                message=f"Recompile: {what} changed",
+                explanation=f"torch's failed guard: `{g.text}`.",
+                hints=[fix],
+                stack=frames or [at],
+                data=data,
+            )
+            s = self._recompiles[key] = _Site(f)
+        s.count += 1
+        if rec.rank is not None:
+            s.ranks.add(rec.rank)
+
+    def feed(self, records: Iterable[Record]) -> None:
+        for rec in records:
+            if rec.name == "artifact" and rec.body.get("name") == "dynamo_graph_break_reason":
+                self._break(rec)
+            elif rec.name == "compilation_metrics":
+                self._metrics(rec)
+
+    def findings(self) -> list[Finding]:
+        out = []
+        for s in self._breaks.values():
+            out.append(self._finish(s, "graph break"))
+        for s in self._recompiles.values():
+            f = s.finding
+            per_rank = s.count / max(len(s.ranks), 1)
+            if per_rank >= 2:
+                f.severity = Severity.WARNING
+                f.message = f.message.replace("Recompile:", "Recompile risk:", 1).replace(
+                    " changed", f" is specialised; {int(per_rank)} recompiles"
+                )
+            f.data["recompiles"] = s.count
+            out.append(self._finish(s, "recompile"))
+        out.sort(key=lambda f: (f.path, f.line, f.column))
+        return out
+
+    def _finish(self, s: _Site, what: str) -> Finding:
+        f = s.finding
+        seen = ranks_text(s.ranks)
+        parts = [p for p in (self.provenance, seen) if p]
+        if s.count > 1:
+            parts.append(f"{s.count}×")
+        f.note = "seen in " + ", ".join(parts) if parts else ""
+        return f
+
+    def results(self) -> list[FileResult]:
+        by_file: dict[str, list[Finding]] = {}
+        for f in self.findings():
+            by_file.setdefault(f.path, []).append(f)
+        return [FileResult(path, "", findings=fs, ran=True) for path, fs in sorted(by_file.items())]

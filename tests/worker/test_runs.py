@@ -1,0 +1,108 @@
+"""Findings from real runs: `dynamo-lens run -- CMD` and `dynamo-lens trace DIR`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+SCRIPT = """\
+import torch
+
+
+def step(x, n):
+    y = x * 2
+    if y.sum() > 0:  # data-dependent: a break
+        y = y + 1
+    return y
+
+
+compiled = torch.compile(step, backend="eager")
+for n in (2, 3):
+    compiled(torch.ones(8), n)
+print("the script ran")
+"""
+
+
+def _cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dynamo_lens", *args],
+        cwd=str(cwd),
+        env={**os.environ, "PYTHONPATH": str(REPO / "daemon")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _breaks(doc: dict[str, object]) -> list[tuple[str, int, str | None]]:
+    return sorted(
+        (Path(f["path"]).name, f["line"], f["gb_id"])  # type: ignore[index]
+        for f in doc["findings"]  # type: ignore[union-attr]
+        if f["kind"] == "graph_break"  # type: ignore[index]
+    )
+
+
+def test_run_reports_the_scripts_break_with_its_provenance(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(SCRIPT)
+    p = _cli("run", "--format", "json", "--", sys.executable, "train.py", cwd=tmp_path)
+    assert "the script ran" in p.stdout  # the command's output passes through
+    doc = json.loads(p.stdout[p.stdout.index("{") :])
+    assert _breaks(doc) == [("train.py", 6, "GB0170")]
+    (f,) = [f for f in doc["findings"] if f["kind"] == "graph_break"]
+    assert f["message"].startswith("Graph break: data-dependent branching")
+    assert p.returncode == 1  # findings at warning: check's exit status
+
+
+def test_trace_of_a_plain_torch_trace_run_equals_run(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(SCRIPT)
+    trace = tmp_path / "trace"
+    subprocess.run(
+        [sys.executable, "train.py"],
+        cwd=tmp_path,
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+        check=True,
+        capture_output=True,
+    )
+    p = _cli("trace", str(trace), "--format", "json", cwd=tmp_path)
+    doc = json.loads(p.stdout)
+    assert _breaks(doc) == [("train.py", 6, "GB0170")]
+
+
+def test_a_trace_recorded_under_another_root_maps_to_the_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "train.py").write_text(SCRIPT)
+    trace = tmp_path / "trace"
+    subprocess.run(
+        [sys.executable, "train.py"],
+        cwd=ws,
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+        check=True,
+        capture_output=True,
+    )
+    remote = tmp_path / "copied"
+    remote.mkdir()
+    for log in trace.iterdir():  # as if recorded on a cluster under /cluster/job/src
+        (remote / log.name).write_text(log.read_text().replace(str(ws), "/cluster/job/src"))
+    mapped = json.loads(
+        _cli(
+            "trace", str(remote), "--format", "json", "--path-map", f"/cluster/job/src={ws}", cwd=ws
+        ).stdout
+    )
+    by_suffix = json.loads(_cli("trace", str(remote), "--format", "json", cwd=ws).stdout)
+    assert _breaks(mapped) == _breaks(by_suffix) == [("train.py", 6, "GB0170")]
+
+
+def test_an_empty_or_corrupt_trace_is_reported_not_fatal(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "bad.log").write_text('V1203 01:02:03.000 1 x.py:1] {"artifact": {\n')
+    p = _cli("trace", str(empty), cwd=tmp_path)
+    assert p.returncode == 0 and "skipped 1 unreadable trace line" in p.stderr
