@@ -106,3 +106,43 @@ def test_an_empty_or_corrupt_trace_is_reported_not_fatal(tmp_path: Path) -> None
     (empty / "bad.log").write_text('V1203 01:02:03.000 1 x.py:1] {"artifact": {\n')
     p = _cli("trace", str(empty), cwd=tmp_path)
     assert p.returncode == 0 and "skipped 1 unreadable trace line" in p.stderr
+
+
+DDP = """\
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+
+
+def step(x):
+    y = x * 2
+    if rank == 1:
+        print("rank one logs", y.sum().item())  # only rank 1 breaks here
+    return y + 1
+
+
+compiled = torch.compile(step, backend="eager")
+compiled(torch.ones(4))
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+def test_a_two_rank_torchrun_attributes_a_divergent_break_to_its_rank(tmp_path: Path) -> None:
+    (tmp_path / "ddp.py").write_text(DDP)
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        "ddp.py",
+    ]
+    p = _cli("run", "--format", "json", "--", *cmd, cwd=tmp_path)
+    doc = json.loads(p.stdout[p.stdout.index('{\n  "version"') :])
+    breaks = [f for f in doc["findings"] if f["kind"] == "graph_break"]
+    assert breaks and {f["line"] for f in breaks} == {11}
+    assert all("rank 1 only" in f["note"] for f in breaks), [f["note"] for f in breaks]
