@@ -199,7 +199,7 @@ def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any)
 
 def _runs(args: argparse.Namespace) -> int:
     """``trace`` and ``run``: findings from torch's structured trace of a real run."""
-    from .runs.command import record_run, trace_results
+    from .runs.command import record_run, summary_text, trace_results
 
     root = (args.workspace or Path.cwd()).resolve()
     if args.output is not None and (problem := _unwritable(args.output)):
@@ -224,7 +224,7 @@ def _runs(args: argparse.Namespace) -> int:
         if missing:
             print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
             return EXIT_ERROR
-    results, stats = trace_results(paths, root, maps, provenance)
+    results, stats, reader = trace_results(paths, root, maps, provenance)
     if stats.skipped_count:
         print(
             f"dynamo-lens: skipped {stats.skipped_count} unreadable trace line(s)",
@@ -232,8 +232,16 @@ def _runs(args: argparse.Namespace) -> int:
         )
     if code:
         print(f"dynamo-lens: the command exited with code {code}", file=sys.stderr)
-    env = {"run": provenance, "trace_files": stats.files, "trace_records": stats.records}
-    return _emit(results, root, env, args)
+    env = {
+        "run": provenance,
+        "trace_files": stats.files,
+        "trace_records": stats.records,
+        "summary": [vars(r) for r in reader.summary()],
+    }
+    code = _emit(results, root, env, args)
+    if args.format == "text" and (table := summary_text(reader, root)):
+        print(table)
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -146,3 +146,11 @@ def test_a_two_rank_torchrun_attributes_a_divergent_break_to_its_rank(tmp_path: 
     breaks = [f for f in doc["findings"] if f["kind"] == "graph_break"]
     assert breaks and {f["line"] for f in breaks} == {11}
     assert all("rank 1 only" in f["note"] for f in breaks), [f["note"] for f in breaks]
+
+
+def test_the_text_report_ends_with_the_distinct_break_summary(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(SCRIPT)
+    p = _cli("run", "--", sys.executable, "train.py", cwd=tmp_path)
+    table = p.stdout[p.stdout.index("Distinct graph breaks (1)") :]
+    assert "train.py:6 GB0170 data-dependent branching" in table
+    assert "compile time: Dynamo" in table

@@ -32,9 +32,32 @@ def record_run(cmd: list[str], root: Path) -> tuple[list[Path], str, int]:
 
 def trace_results(
     paths: list[Path], root: Path, maps: list[tuple[str, str]], provenance: str
-) -> tuple[list[FileResult], ReadStats]:
+) -> tuple[list[FileResult], ReadStats, RunReader]:
     ws = Workspace(root)
     stats = ReadStats()
     reader = RunReader(ws, PathMap(ws, maps), provenance)
     reader.feed(read(paths, stats))
-    return reader.results(), stats
+    return reader.results(), stats, reader
+
+
+def summary_text(reader: RunReader, root: Path) -> str:
+    """The distinct-break table, costliest first, for the text report."""
+    rows = reader.summary()
+    if not rows:
+        return ""
+    out = [
+        f"Distinct graph breaks ({len(rows)}), by compile time of the frames they broke; "
+        f"compile time: Dynamo {reader.dynamo_seconds:.2f} s, "
+        f"Inductor {reader.inductor_seconds:.2f} s, {reader.frames_compiled} frame(s)",
+    ]
+    for r in rows:
+        try:
+            where = Path(r.path).relative_to(root).as_posix()
+        except ValueError:
+            where = r.path
+        ranks = f", {r.ranks}" if r.ranks else ""
+        out.append(
+            f"  {where}:{r.line} {r.gb_id or '-'} {r.what}: {r.count}× in {r.frames} frame(s)"
+            f"{ranks}, {r.compile_seconds:.2f} s"
+        )
+    return "\n".join(out)

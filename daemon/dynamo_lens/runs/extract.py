@@ -37,6 +37,21 @@ class _Site:
     finding: Finding
     count: int = 0
     ranks: set[int] = field(default_factory=set)
+    compiles: set[tuple[object, object, object]] = field(default_factory=set)  # (rank, frame, n)
+
+
+@dataclass
+class SummaryRow:
+    """One distinct break: the "simple list of action items" (pytorch/pytorch#153669)."""
+
+    path: str
+    line: int
+    gb_id: str | None
+    what: str
+    count: int
+    frames: int
+    ranks: str
+    compile_seconds: float  # compile time of the frames that broke here
 
 
 class RunReader:
@@ -46,6 +61,9 @@ class RunReader:
         self._by_origin: dict[tuple[str, str], _Site] = {}
         self._recompiles: dict[tuple[object, ...], _Site] = {}
         self.frames_compiled = 0
+        self.compile_seconds: dict[tuple[object, object, object], float] = {}
+        self.dynamo_seconds = 0.0
+        self.inductor_seconds = 0.0
 
     def _frame(self, path: str, line: int, name: str = "") -> Frame:
         local = self.paths.local(path)
@@ -113,12 +131,20 @@ class RunReader:
         s.count += 1
         if rec.rank is not None:
             s.ranks.add(rec.rank)
+        s.compiles.add((rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id")))
 
     # -- recompiles -------------------------------------------------------------------------
     def _metrics(self, rec: Record) -> None:
         m = rec.body
         if m.get("fail_type") is None:
             self.frames_compiled += 1
+        total = float(m.get("entire_frame_compile_time_s") or 0.0)
+        inductor = float(m.get("inductor_compile_time_s") or 0.0)
+        self.compile_seconds[
+            (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
+        ] = total
+        self.dynamo_seconds += max(total - inductor, 0.0)
+        self.inductor_seconds += inductor
         reason = m.get("recompile_reason")
         if not reason or m.get("fail_type") is not None:
             return
@@ -197,6 +223,26 @@ class RunReader:
             parts.append(f"{s.count}×")
         f.note = "seen in " + ", ".join(parts) if parts else ""
         return f
+
+    def summary(self) -> list[SummaryRow]:
+        """One row per (file, line, break id), the costliest first."""
+        rows = []
+        for s in self._breaks.values():
+            f = s.finding
+            rows.append(
+                SummaryRow(
+                    f.path,
+                    f.line,
+                    f.gb_id,
+                    f.message.removeprefix("Graph break: "),
+                    s.count,
+                    len(s.compiles),
+                    ranks_text(s.ranks),
+                    sum(self.compile_seconds.get(c, 0.0) for c in s.compiles),
+                )
+            )
+        rows.sort(key=lambda r: (-r.compile_seconds, -r.count, r.path, r.line))
+        return rows
 
     def results(self) -> list[FileResult]:
         by_file: dict[str, list[Finding]] = {}
