@@ -154,3 +154,30 @@ def test_the_text_report_ends_with_the_distinct_break_summary(tmp_path: Path) ->
     table = p.stdout[p.stdout.index("Distinct graph breaks (1)") :]
     assert "train.py:6 GB0170 data-dependent branching" in table
     assert "compile time: Dynamo" in table
+
+
+LIMIT = """\
+import torch
+
+
+def scale(x, n):
+    for _ in range(n):  # each new n is a new graph
+        x = x * 1.01
+    return x
+
+
+compiled = torch.compile(scale, backend="eager")
+for n in range(1, 14):
+    compiled(torch.ones(4), n)
+"""
+
+
+def test_the_recompile_limit_hit_in_a_run_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "limit.py").write_text(LIMIT)
+    p = _cli("run", "--format", "json", "--", sys.executable, "limit.py", cwd=tmp_path)
+    doc = json.loads(p.stdout[p.stdout.index("{") :])
+    recs = [f for f in doc["findings"] if f["kind"] == "recompile"]
+    assert recs and any(f["data"].get("limit_hit") for f in recs), recs
+    hit = next(f for f in recs if f["data"].get("limit_hit"))
+    assert hit["severity"] == "warning" and "recompile limit" in hit["message"]
+    assert hit["line"] == 5

@@ -38,6 +38,8 @@ class _Site:
     count: int = 0
     ranks: set[int] = field(default_factory=set)
     compiles: set[tuple[object, object, object]] = field(default_factory=set)  # (rank, frame, n)
+    co: str = ""  # the compiled frame's file (recompiles): where a limit hit belongs
+    base: str = ""  # the message before counts are added (findings() may run twice)
 
 
 @dataclass
@@ -62,6 +64,9 @@ class RunReader:
         self._recompiles: dict[tuple[object, ...], _Site] = {}
         self.frames_compiled = 0
         self.compile_seconds: dict[tuple[object, object, object], float] = {}
+        self._limits: dict[str, set[int | None]] = {}  # compiled file -> ranks that hit it
+        self._frame_files: dict[tuple[object, object], str] = {}
+        self._failures: dict[tuple[str, int, str], _Site] = {}
         self.dynamo_seconds = 0.0
         self.inductor_seconds = 0.0
 
@@ -145,6 +150,19 @@ class RunReader:
         ] = total
         self.dynamo_seconds += max(total - inductor, 0.0)
         self.inductor_seconds += inductor
+        fail_type = str(m.get("fail_type") or "")
+        fail = str(m.get("fail_reason") or "")
+        fid = (rec.rank, rec.meta.get("frame_id"))
+        co = self.paths.local(str(m.get("co_filename") or "")) or self._frame_files.get(fid, "")
+        if co:
+            self._frame_files[fid] = co  # a limit record may name no file: its frame does
+        if fail_type in ("RecompileLimitExceeded", "CacheLimitExceeded") or (
+            "limit" in fail.lower() and ("recompile" in fail.lower() or "cache" in fail.lower())
+        ):
+            self._limits.setdefault(co, set()).add(rec.rank)
+            return
+        if fail_type and fail_type not in ("Unsupported",):
+            self._failure(rec, co, fail_type, fail)
         reason = m.get("recompile_reason")
         if not reason or m.get("fail_type") is not None:
             return
@@ -157,6 +175,10 @@ class RunReader:
             for fm in guards.FILE_RE.finditer(reason)
             if not is_plumbing(fm["path"])
         ]
+        if not frames and (locs := list(guards.LOC_RE.finditer(first))):
+            # "# <code>  # <shortened path>:<line> in <fn>": the guard's line, no full stack.
+            lm = locs[-1]
+            frames = [self._frame(lm["tail"], int(lm["line"]), lm["fn"])]
         user = self.ws.user_frames(frames)
         if user:
             at = user[-1]
@@ -186,7 +208,36 @@ class RunReader:
                 stack=frames or [at],
                 data=data,
             )
-            s = self._recompiles[key] = _Site(f)
+            s = self._recompiles[key] = _Site(f, co=co)
+        s.count += 1
+        if rec.rank is not None:
+            s.ranks.add(rec.rank)
+
+    def _failure(self, rec: Record, co: str, fail_type: str, fail: str) -> None:
+        """A frame torch failed to compile (not a graph break: an error in tracing or in the
+        backend): it runs eagerly from then on."""
+        if not self.ws.contains(co):
+            return
+        line = int(rec.body.get("co_firstlineno") or 1)
+        key = (co, line, fail_type)
+        s = self._failures.get(key)
+        if s is None:
+            at = frame_at(co, line, str(rec.body.get("co_name") or ""))
+            first = fail.strip().splitlines()[0] if fail.strip() else fail_type
+            f = Finding(
+                kind=Kind.ERROR,
+                severity=Severity.WARNING,
+                path=co,
+                line=line,
+                column=at.column or 1,
+                end_line=at.end_line or line,
+                end_column=at.end_column or 2,
+                message=f"torch.compile failed on {at.name or 'this frame'}: {fail_type}: "
+                f"{first[:200]}",
+                explanation="The frame runs eagerly from then on.",
+                stack=[at],
+            )
+            s = self._failures[key] = _Site(f)
         s.count += 1
         if rec.rank is not None:
             s.ranks.add(rec.rank)
@@ -202,14 +253,28 @@ class RunReader:
         out = []
         for s in self._breaks.values():
             out.append(self._finish(s, "graph break"))
+        for s in self._failures.values():
+            out.append(self._finish(s, "failure"))
+        # The limit belongs to the frame torch names: its group that recompiled most.
+        worst: dict[str, _Site] = {}
+        for s in self._recompiles.values():
+            if s.co in self._limits and (s.co not in worst or s.count > worst[s.co].count):
+                worst[s.co] = s
         for s in self._recompiles.values():
             f = s.finding
-            per_rank = s.count / max(len(s.ranks), 1)
-            if per_rank >= 2:
+            f.message = s.base or f.message
+            s.base = f.message
+            per_rank = int(s.count / max(len(s.ranks), 1))
+            hit = worst.get(s.co) is s
+            f.data["limit_hit"] = hit
+            if per_rank >= 2 or hit:
                 f.severity = Severity.WARNING
+                plural = "s" if per_rank != 1 else ""
                 f.message = f.message.replace("Recompile:", "Recompile risk:", 1).replace(
-                    " changed", f" is specialised; {int(per_rank)} recompiles"
+                    " changed", f" is specialised; {per_rank} recompile{plural}"
                 )
+                if hit:
+                    f.message += "; hit the recompile limit, later calls fall back to eager"
             f.data["recompiles"] = s.count
             out.append(self._finish(s, "recompile"))
         out.sort(key=lambda f: (f.path, f.line, f.column))
