@@ -11,6 +11,7 @@ export const SERVER_COMMANDS = {
   listTargets: 'dynamoLens.server.listTargets',
   benchmark: 'dynamoLens.server.benchmark',
   clearCache: 'dynamoLens.server.clearCache',
+  loadTrace: 'dynamoLens.server.loadTrace',
   environment: 'dynamoLens.server.environment',
   openDocs: 'dynamoLens.server.openDocs',
 } as const;
@@ -115,6 +116,13 @@ export interface BenchmarkCommandArgs {
   dynamic?: boolean | null;
 }
 
+export interface LoadTraceResult {
+  files: number;
+  findings: number;
+  records: number;
+  skipped: number;
+}
+
 /** Each `dynamoLens.server.*` command's arguments and result (the contract's command table). */
 export interface ServerCommands {
   checkFile: { args: [uri: string]; result: CheckFileResult };
@@ -122,6 +130,7 @@ export interface ServerCommands {
   listTargets: { args: [] | [uri: string]; result: TargetInfo[] };
   benchmark: { args: [BenchmarkRequest]; result: BenchmarkResult | { cancelled: true; target: string } };
   clearCache: { args: []; result: ClearCacheResult };
+  loadTrace: { args: [path: string]; result: LoadTraceResult };
   environment: { args: []; result: EnvironmentInfo };
   openDocs: { args: [url: string]; result: null };
 }

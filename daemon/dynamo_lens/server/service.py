@@ -646,3 +646,24 @@ class AnalysisService:
 
     def clear_cache(self) -> int:
         return self.cache.clear()
+
+    def load_run(self, paths: list[Path], provenance: str) -> dict[str, Any]:
+        """A run's trace, read (no user code runs: allowed in Restricted Mode): its findings
+        replace the previous run's, on the files they name, beside the editor's own."""
+        from ..runs.command import trace_results
+
+        results, stats, _ = trace_results(paths, self.root, [], provenance)
+        with self._lock:
+            touched = {d.path for d in self.docs.values() if d.overlay.pop("run", None)}
+            for r in results:
+                self._doc(r.path).overlay["run"] = list(r.findings)
+                touched.add(r.path)
+        for path in touched:
+            doc = self._doc(path)
+            self._publish(path, doc.visible(), doc.version)
+        return {
+            "files": len(results),
+            "findings": sum(len(r.findings) for r in results),
+            "records": stats.records,
+            "skipped": stats.skipped_count,
+        }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -68,6 +69,16 @@ def environment(ls: DynamoLensServer) -> dict[str, Any]:
 @server.thread()
 def clear_cache(ls: DynamoLensServer) -> dict[str, Any]:
     return {"removed": ls.svc().clear_cache()}
+
+
+@server.command(CMD + "loadTrace")
+@server.thread()
+def load_trace(ls: DynamoLensServer, path: str) -> dict[str, Any]:
+    """Findings from a run's TORCH_TRACE folder (or one log). Parsing only: allowed untrusted."""
+    p = Path(path)
+    if not p.exists():
+        raise JsonRpcInvalidParams(f"no such trace folder or file: {path}")
+    return ls.svc().load_run([p], f"trace {p.name}")
 
 
 @server.command(CMD + "openDocs")
