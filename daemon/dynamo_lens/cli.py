@@ -199,7 +199,7 @@ def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any)
 
 def _runs(args: argparse.Namespace) -> int:
     """``trace`` and ``run``: findings from torch's structured trace of a real run."""
-    from .runs.command import record_run, summary_text, trace_results
+    from .runs.command import TracedRun, summary_text, trace_results
 
     root = (args.workspace or Path.cwd()).resolve()
     if args.output is not None and (problem := _unwritable(args.output)):
@@ -217,7 +217,9 @@ def _runs(args: argparse.Namespace) -> int:
         if not cmd:
             print("dynamo-lens: run wants a command after --", file=sys.stderr)
             return EXIT_ERROR
-        paths, provenance, code = record_run(cmd, root)
+        run = TracedRun(cmd, root)
+        code = run.wait()
+        paths, provenance = [run.trace_dir], run.provenance
     else:
         paths, provenance, code = list(args.paths), "trace " + " ".join(map(str, args.paths)), 0
         missing = [str(p) for p in paths if not p.exists()]
@@ -234,6 +236,8 @@ def _runs(args: argparse.Namespace) -> int:
         print(f"dynamo-lens: the command exited with code {code}", file=sys.stderr)
     env = {
         "run": provenance,
+        "torch": reader.torch_version or None,
+        "exit_code": code,
         "trace_files": stats.files,
         "trace_records": stats.records,
         "summary": [vars(r) for r in reader.summary()],

@@ -1,12 +1,16 @@
-"""``dynamo-lens run`` and ``trace``: record a command's structured trace, read it back."""
+"""``dynamo-lens run`` and ``trace``, and the editor's "Run File with Analysis": run a command
+with torch's structured trace on, then read the trace back into findings."""
 
 from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..engine.locate import Workspace
@@ -16,18 +20,79 @@ from .paths import PathMap
 from .tracelog import ReadStats, read
 
 
-def record_run(cmd: list[str], root: Path) -> tuple[list[Path], str, int]:
-    """Run ``cmd`` as it is, with ``TORCH_TRACE`` set (it reaches subprocesses and every rank
-    of a torchrun); its output passes through. (trace folder, provenance, exit code)"""
-    trace_dir = Path(tempfile.mkdtemp(prefix="dynamo-lens-run-"))
-    env = {**os.environ, "TORCH_TRACE": str(trace_dir)}
-    started = time.strftime("%H:%M")
-    try:
-        code = subprocess.call(cmd, cwd=str(root), env=env)
-    except OSError as exc:
-        print(f"dynamo-lens: cannot run {cmd[0]}: {exc}")
-        code = 127
-    return [trace_dir], f'run "{shlex.join(cmd)}" at {started}', code
+class TracedRun:
+    """The user's command as it is, with ``TORCH_TRACE`` set in its environment: it reaches
+    subprocesses and every rank of a torchrun. Output passes through, or, with ``on_line``,
+    goes line by line to it (the daemon's stdout is the LSP channel). The command runs in a
+    process group of its own so that a cancel stops all of it (torchrun's ranks too)."""
+
+    def __init__(
+        self,
+        cmd: list[str],
+        root: Path,
+        *,
+        on_line: Callable[[str], None] | None = None,
+        trace_dir: Path | None = None,
+    ) -> None:
+        self.cmd = cmd
+        self.trace_dir = trace_dir or Path(tempfile.mkdtemp(prefix="dynamo-lens-run-"))
+        self.started = time.strftime("%H:%M")
+        self.provenance = f'run "{shlex.join(cmd)}" at {self.started}'
+        self.cancelled = False
+        self._on_line = on_line
+        self._root = root
+        self._proc: subprocess.Popen[str] | None = None
+
+    def wait(self) -> int:
+        """The command's exit status (127: it could not be started)."""
+        env = {**os.environ, "TORCH_TRACE": str(self.trace_dir), "PYTHONUNBUFFERED": "1"}
+        capture = self._on_line is not None
+        try:
+            self._proc = subprocess.Popen(
+                self.cmd,
+                cwd=str(self._root),
+                env=env,
+                stdin=subprocess.DEVNULL if capture else None,
+                stdout=subprocess.PIPE if capture else None,
+                stderr=subprocess.STDOUT if capture else None,
+                text=True,
+                errors="replace",
+                start_new_session=capture,
+            )
+        except OSError as exc:
+            message = f"dynamo-lens: cannot run {self.cmd[0]}: {exc}"
+            if self._on_line:
+                self._on_line(message)
+            else:
+                print(message)
+            return 127
+        if self._proc.stdout is not None and self._on_line is not None:
+            for line in self._proc.stdout:
+                self._on_line(line.rstrip("\n"))
+        return self._proc.wait()
+
+    def cancel(self, grace: float = 3.0) -> None:
+        """Stop the whole process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+        proc = self._proc
+        self.cancelled = True
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            pgid = os.getpgid(proc.pid)
+            os.killpg(pgid, signal.SIGTERM)
+        except OSError:
+            return
+
+        def kill() -> None:
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(pgid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+        threading.Thread(target=kill, daemon=True).start()
 
 
 def trace_results(
@@ -40,24 +105,41 @@ def trace_results(
     return reader.results(), stats, reader
 
 
+def _where(path: str, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return path
+
+
 def summary_text(reader: RunReader, root: Path) -> str:
-    """The distinct-break table, costliest first, for the text report."""
+    """The distinct-break table, costliest first, then each compiled function, for the text
+    report."""
+    out = []
     rows = reader.summary()
-    if not rows:
-        return ""
-    out = [
-        f"Distinct graph breaks ({len(rows)}), by compile time of the frames they broke; "
-        f"compile time: Dynamo {reader.dynamo_seconds:.2f} s, "
-        f"Inductor {reader.inductor_seconds:.2f} s, {reader.frames_compiled} frame(s)",
-    ]
+    if rows:
+        out.append(f"Distinct graph breaks ({len(rows)}), costliest first (compile time lost):")
     for r in rows:
-        try:
-            where = Path(r.path).relative_to(root).as_posix()
-        except ValueError:
-            where = r.path
         ranks = f", {r.ranks}" if r.ranks else ""
         out.append(
-            f"  {where}:{r.line} {r.gb_id or '-'} {r.what}: {r.count}× in {r.frames} frame(s)"
-            f"{ranks}, {r.compile_seconds:.2f} s"
+            f"  {_where(r.path, root)}:{r.line} {r.gb_id or '-'} {r.what}: {r.count}× in "
+            f"{r.frames} frame(s){ranks}, {r.compile_seconds:.2f} s"
+        )
+    reports = reader.reports()
+    if reports:
+        out.append(
+            f"Compiled functions ({len(reports)}); compile time: Dynamo "
+            f"{reader.dynamo_seconds:.2f} s, Inductor {reader.inductor_seconds:.2f} s, "
+            f"{reader.frames_compiled} frame compilation(s), torch {reader.torch_version or '?'}:"
+        )
+    for rep in reports:
+        e = rep.environment
+        ranks = f", {e['ranks']}" if e.get("ranks") else ""
+        restarts = f", {len(e['restarts'])} restart(s)" if e.get("restarts") else ""
+        out.append(
+            f"  {_where(rep.path, root)}:{rep.line} {rep.target.rsplit('::', 1)[-1]}: "
+            f"{rep.graph_count} graph(s), {rep.break_count} break(s), "
+            f"{rep.recompile_count} recompile(s), {e['guards']} guard(s){restarts}, "
+            f"{e['compile_seconds']:.2f} s{ranks}"
         )
     return "\n".join(out)

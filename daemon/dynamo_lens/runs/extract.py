@@ -10,14 +10,30 @@ A break or recompile seen on several ranks, or many times, is one finding with c
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..engine import breaktext, guards
 from ..engine.locate import Workspace, frame_at, is_plumbing, library_frame
-from ..findings import FileResult, Finding, FindingData, Frame, Kind, Severity, gb_doc_url
+from ..engine.source import file_hash
+from ..findings import (
+    FileResult,
+    Finding,
+    FindingData,
+    Frame,
+    Kind,
+    Severity,
+    TargetReport,
+    gb_doc_url,
+)
+from .loaded import SummaryRow
 from .paths import PathMap
 from .tracelog import Record
+
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 
 def ranks_text(ranks: set[int]) -> str:
@@ -43,17 +59,23 @@ class _Site:
 
 
 @dataclass
-class SummaryRow:
-    """One distinct break: the "simple list of action items" (pytorch/pytorch#153669)."""
+class _FrameStats:
+    """One compiled function of the workspace, its resume functions after breaks included
+    (torch gives them the function's first line): what compiling it cost and produced."""
 
     path: str
     line: int
-    gb_id: str | None
-    what: str
-    count: int
-    frames: int
-    ranks: str
-    compile_seconds: float  # compile time of the frames that broke here
+    name: str
+    compiles: int = 0  # successful compilations (the first, then each recompile)
+    recompiles: int = 0
+    graphs: int = 0
+    guards: int = 0  # guards of its latest compilations, summed over its code objects
+    seconds: float = 0.0
+    dynamo_seconds: float = 0.0
+    inductor_seconds: float = 0.0
+    restarts: list[str] = field(default_factory=list)
+    ranks: set[int] = field(default_factory=set)
+    ids: set[tuple[object, object, object]] = field(default_factory=set)  # (rank, frame, n)
 
 
 class RunReader:
@@ -69,6 +91,9 @@ class RunReader:
         self._failures: dict[tuple[str, int, str], _Site] = {}
         self.dynamo_seconds = 0.0
         self.inductor_seconds = 0.0
+        self.torch_version = ""
+        self._frame_stats: dict[tuple[str, int], _FrameStats] = {}
+        self._graphs: dict[tuple[object, object, object], int] = {}
 
     def _frame(self, path: str, line: int, name: str = "") -> Frame:
         local = self.paths.local(path)
@@ -156,6 +181,8 @@ class RunReader:
         co = self.paths.local(str(m.get("co_filename") or "")) or self._frame_files.get(fid, "")
         if co:
             self._frame_files[fid] = co  # a limit record may name no file: its frame does
+        self.torch_version = str(m.get("pytorch_version") or self.torch_version)
+        self._frame_stat(rec, co, total, inductor)
         if fail_type in ("RecompileLimitExceeded", "CacheLimitExceeded") or (
             "limit" in fail.lower() and ("recompile" in fail.lower() or "cache" in fail.lower())
         ):
@@ -212,6 +239,45 @@ class RunReader:
         s.count += 1
         if rec.rank is not None:
             s.ranks.add(rec.rank)
+        s.compiles.add((rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id")))
+
+    def _frame_stat(self, rec: Record, co: str, total: float, inductor: float) -> None:
+        m = rec.body
+        if not co or not self.ws.contains(co):
+            return
+        line = int(m.get("co_firstlineno") or 1)
+        name = str(m.get("co_name") or "")
+        st = self._frame_stats.get((co, line))
+        resumed = _RESUME.match(name)
+        if st is None and resumed:
+            # torch_dynamo_resume_in_f_at_5: the rest of f after its break at line 5, which
+            # torch compiles as a function of its own. Counted with f, as the user wrote it.
+            st = max(
+                (
+                    s
+                    for s in self._frame_stats.values()
+                    if s.path == co and s.name == resumed["fn"] and s.line <= line
+                ),
+                key=lambda s: s.line,
+                default=None,
+            )
+        if st is None:
+            st = self._frame_stats[(co, line)] = _FrameStats(co, line, name)
+        cid = (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
+        st.ids.add(cid)
+        if m.get("fail_type") is None:
+            st.compiles += 1
+            st.guards += int(m.get("guard_count") or 0)
+        if m.get("recompile_reason"):
+            st.recompiles += 1
+        st.seconds += total
+        st.dynamo_seconds += max(total - inductor, 0.0)
+        st.inductor_seconds += inductor
+        st.restarts += [
+            str(r).strip().splitlines()[0] for r in m.get("restart_reasons") or [] if str(r).strip()
+        ]
+        if rec.rank is not None:
+            st.ranks.add(rec.rank)
 
     def _failure(self, rec: Record, co: str, fail_type: str, fail: str) -> None:
         """A frame torch failed to compile (not a graph break: an error in tracing or in the
@@ -248,10 +314,28 @@ class RunReader:
                 self._break(rec)
             elif rec.name == "compilation_metrics":
                 self._metrics(rec)
+            elif rec.name == "dynamo_output_graph":
+                cid = (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
+                self._graphs[cid] = self._graphs.get(cid, 0) + 1
+            elif rec.name == "artifact" and rec.body.get("name") == "torch_version":
+                self.torch_version = (rec.payload or "").strip().strip('"') or self.torch_version
+
+    def _target(self, st: _FrameStats) -> str:
+        rel = os.path.relpath(st.path, self.ws.root)
+        return f"{rel}::{st.name}@{st.line}"
+
+    def _frame_of(self, ids: set[tuple[object, object, object]]) -> _FrameStats | None:
+        for st in self._frame_stats.values():
+            if st.ids & ids:
+                return st
+        return None
 
     def findings(self) -> list[Finding]:
         out = []
         for s in self._breaks.values():
+            st = self._frame_of(s.compiles)
+            if st is not None:
+                s.finding.target = self._target(st)
             out.append(self._finish(s, "graph break"))
         for s in self._failures.values():
             out.append(self._finish(s, "failure"))
@@ -262,6 +346,8 @@ class RunReader:
                 worst[s.co] = s
         for s in self._recompiles.values():
             f = s.finding
+            if (st := self._frame_of(s.compiles)) is not None:
+                f.target = self._target(st)
             f.message = s.base or f.message
             s.base = f.message
             per_rank = int(s.count / max(len(s.ranks), 1))
@@ -309,8 +395,52 @@ class RunReader:
         rows.sort(key=lambda r: (-r.compile_seconds, -r.count, r.path, r.line))
         return rows
 
+    def reports(self) -> list[TargetReport]:
+        """One report per compiled workspace function: graphs, breaks, recompiles, guards,
+        restarts and compile time, the way the engine reports a target."""
+        now = time.time()
+        out = []
+        breaks_in: dict[str, int] = {}
+        for s in self._breaks.values():
+            st = self._frame_of(s.compiles)
+            if st is not None:
+                breaks_in[self._target(st)] = breaks_in.get(self._target(st), 0) + s.count
+        for st in sorted(self._frame_stats.values(), key=lambda st: (st.path, st.line)):
+            target = self._target(st)
+            out.append(
+                TargetReport(
+                    target=target,
+                    path=st.path,
+                    line=st.line,
+                    kind="run",
+                    graph_count=sum(self._graphs.get(i, 0) for i in st.ids),
+                    break_count=breaks_in.get(target, 0),
+                    recompile_count=st.recompiles,
+                    environment={
+                        "torch": self.torch_version or None,
+                        "run": self.provenance,
+                        "ranks": ranks_text(st.ranks),
+                        "compiles": st.compiles,
+                        "guards": st.guards,
+                        "restarts": st.restarts,
+                        "compile_seconds": round(st.seconds, 4),
+                        "dynamo_seconds": round(st.dynamo_seconds, 4),
+                        "inductor_seconds": round(st.inductor_seconds, 4),
+                    },
+                    measured_at=now,
+                )
+            )
+        return out
+
     def results(self) -> list[FileResult]:
-        by_file: dict[str, list[Finding]] = {}
+        """Findings by the file they sit in; each compiled function's report in its file."""
+        by_file: dict[str, FileResult] = {}
+
+        def of(path: str) -> FileResult:
+            return by_file.setdefault(path, FileResult(path, file_hash(path) or "", ran=True))
+
         for f in self.findings():
-            by_file.setdefault(f.path, []).append(f)
-        return [FileResult(path, "", findings=fs, ran=True) for path, fs in sorted(by_file.items())]
+            of(f.path).findings.append(f)
+        for r in self.reports():
+            of(r.path).reports.append(r)
+        return [by_file[p] for p in sorted(by_file)]

@@ -29,10 +29,12 @@ import msgpack
 
 from ..engine.source import file_hash
 from ..findings import FileResult, from_wire, to_wire
+from ..runs.loaded import LoadedRun
 
 FORMAT = 2
 _ENTRY = re.compile(r"^[0-9a-f]{64}\.msgpack$")
 _SHARD = re.compile(r"^[0-9a-f]{2}$")
+RUN_ENTRY = "last-run.msgpack"
 
 
 def default_directory(root: Path) -> Path:
@@ -139,7 +141,10 @@ class ResultCache:
             if d != result.path and self._inside(d) and _regular(d) and (h := file_hash(d))
         }
         entry = {"format": FORMAT, "imports": imports, "result": to_wire(result)}
-        p = self._path(key)
+        self._write(self._path(key), entry)
+
+    def _write(self, p: Path, entry: dict[str, Any]) -> None:
+        """Atomically: a reader sees the old entry or the new one, never half of one."""
         p.parent.mkdir(parents=True, exist_ok=True)
         if not self._safe_dir(p.parent):
             raise OSError(f"refusing to write through a symlink: {p.parent}")
@@ -156,6 +161,37 @@ class ResultCache:
             except OSError:
                 pass
             raise
+
+    # -- the last run's findings (kept across restarts until cleared) ----------------------
+    def put_run(self, run: LoadedRun) -> None:
+        self._write(self.directory / RUN_ENTRY, {"format": FORMAT, "run": to_wire(run)})
+
+    def get_run(self) -> LoadedRun | None:
+        """The stored run, or None. Like an analysis entry: nothing outside the workspace."""
+        p = self.directory / RUN_ENTRY
+        if not self._safe_dir(p.parent) or p.is_symlink() or not _regular(str(p)):
+            return None
+        try:
+            entry = msgpack.unpackb(p.read_bytes(), raw=False, strict_map_key=False)
+            if entry.get("format") != FORMAT:
+                raise ValueError("format")
+            run = from_wire(entry["run"], LoadedRun)
+            if not all(self._inside(r.path) for r in run.results):
+                raise ValueError("a run about files outside the workspace")
+            return run
+        except Exception:
+            self.clear_run()
+            return None
+
+    def clear_run(self) -> bool:
+        p = self.directory / RUN_ENTRY
+        if not self._safe_dir(p.parent) or not p.is_file() or p.is_symlink():
+            return False
+        try:
+            p.unlink()
+            return True
+        except OSError:
+            return False
 
     def clear(self) -> int:
         """Delete this cache's entries: only names it writes, never through a symlink."""

@@ -7,6 +7,9 @@ The LSP edge (``lsp/server.py``) calls ``open``/``save``/``change``/``close`` an
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -18,13 +21,22 @@ from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
 from ..engine.analysis import Engine
 from ..engine.cancel import CancelToken
 from ..engine.locate import Workspace
-from ..engine.source import content_hash, decode_source, iter_python_files, syntax_error
+from ..engine.source import (
+    content_hash,
+    decode_source,
+    file_hash,
+    iter_python_files,
+    syntax_error,
+)
 from ..findings import FileResult, Finding, Kind, Severity, TargetId, TargetReport
+from ..runs.command import TracedRun, trace_results
+from ..runs.loaded import LoadedRun
 from ..static import Reconciler, analyze_source, reachable_functions
 from . import fixes
 from .cache import ResultCache, default_directory
 from .debounce import Debouncer
 from .documents import DocState, merge_results, shift_findings
+from .lastrun import LastRun, mark_stale
 from .scheduler import Job, Scheduler
 
 # How long a request waits for a newer one for the same file. Opens come one at a time. A save
@@ -50,6 +62,10 @@ def _torch_version() -> str:
 
 # Model files are kilobytes; a generated or data file of megabytes is not one.
 MAX_FILE_BYTES = 1_000_000
+
+
+def _hash(text: str) -> str:
+    return content_hash(text.encode())
 
 
 def _disk_size(path: str) -> int:
@@ -80,6 +96,7 @@ class AnalysisService:
         self._log = log
         self._python = python
         self.cache = ResultCache(cache_dir or default_directory(self.root), self.root)
+        self.last_run = LastRun(self.cache)
         self.torch_version = _torch_version()
         self.docs: dict[str, DocState] = {}
         self.reconciler = Reconciler()
@@ -106,6 +123,8 @@ class AnalysisService:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
+        # The last run's findings come back with the daemon (a restart, a new session).
+        self._show_run(self.last_run.paths())
         if not self.trusted:
             self._emit(
                 "restricted",
@@ -114,8 +133,6 @@ class AnalysisService:
             )
             return
         if self.torch_version == "none" and self._python is None:
-            import sys
-
             self.last_error = (
                 f"torch is not installed for {sys.executable}: static hints only; install "
                 "torch in this interpreter (or choose another) for dynamic analysis"
@@ -210,6 +227,8 @@ class AnalysisService:
         if self._too_big(doc):
             return
         doc.shown_text = text
+        if "run" not in doc.overlay and (run := self.last_run.findings(path, _hash(text))):
+            doc.overlay["run"] = run  # closed (and forgotten) since the run was loaded
         # Hints come from a pass off the event loop: a big file must not hold up requests.
         self._static_later(doc, 0.0)
         if self.engine is not None and self._publish_cached(doc):
@@ -287,6 +306,7 @@ class AnalysisService:
             doc.saved_hash = content_hash(Path(path).read_bytes())
         except OSError:
             doc.saved_hash = None
+        self._run_outdated(doc, doc.saved_hash)
         # The static pass waits: a save's analysis starts first, and a burst of saves is handled
         # in milliseconds (the text's hints are already there from didChange).
         self._static_later(doc, 0.0)
@@ -315,8 +335,11 @@ class AnalysisService:
         analysed file that imports it. The editor's own saves also reach the watcher: those
         bytes are already being analysed."""
         doc = self.docs.get(path)
-        if doc is None:
-            # Never opened or analysed: run it only when it declares a target. A file that
+        if path in self.last_run.paths():
+            self._run_outdated(self._doc(path), file_hash(path))
+        if doc is None or (doc.text is None and doc.result is None):
+            # Never opened or analysed (at most a run's findings shown in it): run it only
+            # when it declares a target. A file that
             # declares nothing would be imported just to guess, and importing runs its
             # module-level code; its dependants are re-checked all the same.
             try:
@@ -517,7 +540,12 @@ class AnalysisService:
         doc = self.docs.get(path)
         return list(doc.result.reports) if doc and doc.result else []
 
-    def is_stale(self, path: str) -> bool:
+    def is_stale(self, path: str, report: TargetReport | None = None) -> bool:
+        if report is not None and report.kind == "run":
+            doc = self.docs.get(report.path)
+            text = doc.text if doc else None
+            now = _hash(text) if text is not None else file_hash(report.path)
+            return self.last_run.changed(report.path, now)
         doc = self.docs.get(path)
         if doc is None or doc.result is None:
             return False
@@ -574,11 +602,11 @@ class AnalysisService:
         that line, else the target of the first finding (which may live in another file)."""
         doc = self.docs.get(path)
         flagged = [f for f in (doc.visible() if doc else []) if f.line <= line <= f.end_line]
-        reports = self.reports_for(path)
+        reports = self.reports_for(path) + self.last_run.reports(path)
         report = next((r for r in reports if r.line == line), None)
         if report is None and flagged:
             found = self._report_of(flagged[0].target)
-            report = found[1] if found else None
+            report = found[1] if found else self.last_run.report(flagged[0].target)
         return flagged, report
 
     def mark_dynamic_fix(
@@ -647,23 +675,92 @@ class AnalysisService:
     def clear_cache(self) -> int:
         return self.cache.clear()
 
-    def load_run(self, paths: list[Path], provenance: str) -> dict[str, Any]:
+    def load_run(
+        self,
+        paths: list[Path],
+        provenance: str,
+        exit_code: int | None = None,
+        cancelled: bool = False,
+    ) -> dict[str, Any]:
         """A run's trace, read (no user code runs: allowed in Restricted Mode): its findings
-        replace the previous run's, on the files they name, beside the editor's own."""
-        from ..runs.command import trace_results
-
-        results, stats, _ = trace_results(paths, self.root, [], provenance)
-        with self._lock:
-            touched = {d.path for d in self.docs.values() if d.overlay.pop("run", None)}
-            for r in results:
-                self._doc(r.path).overlay["run"] = list(r.findings)
-                touched.add(r.path)
-        for path in touched:
-            doc = self._doc(path)
-            self._publish(path, doc.visible(), doc.version)
+        replace the previous run's, beside the editor's own, and are kept across restarts."""
+        results, stats, reader = trace_results(paths, self.root, [], provenance)
+        run = LoadedRun(
+            provenance=provenance,
+            loaded_at=time.time(),
+            results=results,
+            summary=reader.summary(),
+            exit_code=exit_code,
+            cancelled=cancelled,
+            torch=reader.torch_version,
+            dynamo_seconds=reader.dynamo_seconds,
+            inductor_seconds=reader.inductor_seconds,
+            frames_compiled=reader.frames_compiled,
+            records=stats.records,
+            skipped=stats.skipped_count,
+        )
+        self._show_run(self.last_run.replace(run))
         return {
             "files": len(results),
             "findings": sum(len(r.findings) for r in results),
             "records": stats.records,
             "skipped": stats.skipped_count,
         }
+
+    def run_argv(self, path: str | None, command: str | None) -> list[str]:
+        """What "Run File with Analysis" runs: ``command`` (``dynamoLens.runCommand``, with
+        ``${file}`` for the file), else the file with the worker's interpreter. A leading
+        ``python`` is that interpreter too: the one the user chose for this workspace."""
+        python = self._python or sys.executable
+        if command and command.strip():
+            argv = [a.replace("${file}", path or "") for a in shlex.split(command)]
+            if argv[0] in ("python", "python3"):
+                argv[0] = python
+            return argv
+        if not path:
+            raise ValueError("no file to run: open a Python file or set dynamoLens.runCommand")
+        return [python, path]
+
+    def start_run(self, argv: list[str], on_line: Callable[[str], None]) -> TracedRun:
+        if not self.trusted:
+            raise PermissionError("running a command runs your code: trust the workspace first")
+        return TracedRun(argv, self.root, on_line=on_line)
+
+    def finish_run(self, run: TracedRun, code: int) -> dict[str, Any]:
+        """Whatever the command got through before it failed or was cancelled is shown."""
+        how = ", cancelled" if run.cancelled else f", exit code {code}" if code else ""
+        try:
+            out = self.load_run([run.trace_dir], run.provenance + how, code, run.cancelled)
+        finally:
+            shutil.rmtree(run.trace_dir, ignore_errors=True)
+        return {**out, "exitCode": code, "cancelled": run.cancelled}
+
+    def clear_run(self) -> int:
+        paths = self.last_run.replace(None)
+        self._show_run(paths)
+        return len(paths)
+
+    def _show_run(self, paths: set[str]) -> None:
+        """Publish ``paths`` with the last run's findings as they stand now."""
+        for path in paths:
+            with self._lock:
+                doc = self._doc(path)
+                text = doc.text
+                now = _hash(text) if text is not None else file_hash(path)
+                found = self.last_run.findings(path, now)
+                if found:
+                    doc.overlay["run"] = found
+                else:
+                    doc.overlay.pop("run", None)
+            self._publish(path, doc.visible(), doc.version)
+
+    def _run_outdated(self, doc: DocState, now: str | None) -> None:
+        """The file changed on disk since the run: its run findings stay, marked stale."""
+        with self._lock:
+            shown = doc.overlay.get("run")
+            if not shown or not self.last_run.changed(doc.path, now):
+                return
+            if all(f.data.get("stale") for f in shown):
+                return
+            doc.overlay["run"] = mark_stale(shown)
+        self._publish(doc.path, doc.visible(), doc.version)

@@ -59,7 +59,33 @@ def timing_table(report: TargetReport) -> str:
     return "\n".join(lines)
 
 
+def run_hover_markdown(report: TargetReport, *, stale: bool) -> str:
+    """A compiled function as a run saw it: compile time, recompiles, graphs, guards."""
+    e = report.environment
+    name = report.target.rsplit("::", 1)[-1]
+    restarts = e.get("restarts") or []
+    parts = [
+        f"**Dynamo Lens** · `{name}` in {e.get('run') or 'a run'}"
+        + (f", {e['ranks']}" if e.get("ranks") else "")
+        + (" · ⚠ **stale**: the file changed since" if stale else ""),
+        "",
+        f"Compile time: **{e.get('compile_seconds', 0.0):.2f} s** (Dynamo "
+        f"{e.get('dynamo_seconds', 0.0):.2f} s, Inductor {e.get('inductor_seconds', 0.0):.2f} s)"
+        f" over {e.get('compiles', 0)} compilation(s)",
+        "",
+        f"Graphs: **{report.graph_count}** · breaks: **{report.break_count}** · "
+        f"recompiles: **{report.recompile_count}** · guards: {e.get('guards', 0)}"
+        + (f" · restarts: {len(restarts)}" if restarts else ""),
+    ]
+    if restarts:
+        parts += ["", "Restarted because: " + "; ".join(f"`{r}`" for r in restarts[:3])]
+    parts += ["", f"torch {e.get('torch') or '?'}"]
+    return "\n".join(parts)
+
+
 def hover_markdown(report: TargetReport, *, stale: bool) -> str:
+    if report.kind == "run":
+        return run_hover_markdown(report, stale=stale)
     env = report.environment
     risks = sum(
         1 for f in report.findings if f.kind == Kind.RECOMPILE and f.severity == Severity.WARNING

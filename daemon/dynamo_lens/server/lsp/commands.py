@@ -6,6 +6,9 @@ call with InvalidParams. Long commands run on pygls's thread pool.
 
 from __future__ import annotations
 
+import shlex
+import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +90,39 @@ def open_docs(ls: DynamoLensServer, url: str) -> None:
         ls.window_show_document(types.ShowDocumentParams(uri=url, external=True))
 
 
+class _Progress:
+    """Work-done progress on the token the client sent with its request (none: silent), and
+    the client's cancel of it: pygls cancels the token's future when the client does."""
+
+    def __init__(self, ls: DynamoLensServer, token: str | int | None) -> None:
+        self.ls, self.token = ls, token
+
+    def send(self, kind: str, value: Any) -> None:
+        if self.token is not None:
+            progress = self.ls.work_done_progress
+            self.ls.on_loop_wait(lambda: getattr(progress, kind)(self.token, value))
+
+    def begin(self, title: str, message: str, on_cancel: Callable[[], None]) -> None:
+        self.send(
+            "begin",
+            types.WorkDoneProgressBegin(
+                title=title, cancellable=True, message=message, percentage=0
+            ),
+        )
+        if self.token is not None:
+            future: Future[Any] | None = self.ls.work_done_progress.tokens.get(self.token)
+            if future is not None:
+                future.add_done_callback(lambda f: on_cancel() if f.cancelled() else None)
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        self.send("report", types.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    def end(self, message: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.tokens.pop(self.token, None)
+        self.send("end", types.WorkDoneProgressEnd(message=message))
+
+
 @dataclass
 class BenchmarkArgs:
     uri: str
@@ -100,33 +136,19 @@ class BenchmarkArgs:
 @server.command(CMD + "benchmark")
 @server.thread()
 def benchmark(ls: DynamoLensServer, req: BenchmarkArgs) -> dict[str, Any]:
-    token = req.workDoneToken
     cancel = CancelToken()
-    progress = ls.work_done_progress
+    progress = _Progress(ls, req.workDoneToken)
     n = max(len(req.devices or ["cpu"]), 1)
     timed = 0
-
-    def send(kind: str, value: Any) -> None:
-        if token is not None:
-            ls.on_loop_wait(lambda: getattr(progress, kind)(token, value))
 
     def on_progress(msg: dict[str, Any]) -> None:
         nonlocal timed
         if msg.get("stage") == "timings":
             timed += 1
             pct = min(95, int(100 * (timed - 0.5) / n))
-            text = f"timing on {msg.get('device')}"
-            send("report", types.WorkDoneProgressReport(message=text, percentage=pct))
+            progress.report(f"timing on {msg.get('device')}", pct)
 
-    begin = types.WorkDoneProgressBegin(
-        title="Dynamo Lens: benchmark", cancellable=True, message=req.target, percentage=0
-    )
-    send("begin", begin)
-    if token is not None:
-        # pygls cancels this future when the client cancels the token.
-        future: Future[Any] | None = progress.tokens.get(token)
-        if future is not None:
-            future.add_done_callback(lambda f: cancel.cancel() if f.cancelled() else None)
+    progress.begin("Dynamo Lens: benchmark", req.target, cancel.cancel)
     try:
         report = ls.svc().benchmark(
             _path(req.uri),
@@ -137,12 +159,92 @@ def benchmark(ls: DynamoLensServer, req: BenchmarkArgs) -> dict[str, Any]:
             cancel=cancel,
             on_progress=on_progress,
         )
-    finally:
-        if token is not None:
-            progress.tokens.pop(token, None)
+    except BaseException:
+        progress.end("failed")
+        raise
     if report is None:
-        send("end", types.WorkDoneProgressEnd(message="cancelled"))
+        progress.end("cancelled")
         return {"cancelled": True, "target": req.target}
-    send("end", types.WorkDoneProgressEnd(message="done"))
+    progress.end("done")
     ls.log_line(f"benchmark {report.target}:\n{timing_table(report)}")
     return benchmark_result(report, req.uri)
+
+
+@dataclass
+class RunArgs:
+    uri: str | None = None  # the file to run (the active editor's)
+    command: str | None = None  # dynamoLens.runCommand: a command line, ${file} for the file
+    workDoneToken: str | int | None = None
+
+
+@server.command(CMD + "runFile")
+@server.thread()
+def run_file(ls: DynamoLensServer, req: RunArgs) -> dict[str, Any]:
+    """Runs the file (or the configured command) with torch's structured trace on; its output
+    goes to the log, its last line to the progress; cancel stops its whole process group."""
+    svc = ls.svc()
+    path = _path(req.uri) if req.uri else None
+    if path is not None and not svc.workspace.contains(path) and not ls.is_open(req.uri or ""):
+        raise JsonRpcInvalidParams(f"not in the workspace and not open in the editor: {path}")
+    argv = svc.run_argv(path, req.command)
+    progress = _Progress(ls, req.workDoneToken)
+    last = 0.0
+
+    def on_line(line: str) -> None:
+        nonlocal last
+        ls.log_line(line)
+        if time.monotonic() - last > 0.3:  # a chatty script must not flood the client
+            last = time.monotonic()
+            progress.report(line[:120])
+
+    run = svc.start_run(argv, on_line)
+    ls.log_line(f"{run.provenance}: {argv}")
+    progress.begin("Dynamo Lens: run with analysis", shlex.join(argv), run.cancel)
+    try:
+        code = run.wait()
+        progress.report("reading the trace")
+        result = svc.finish_run(run, code)
+    except BaseException:
+        progress.end("failed")
+        raise
+    progress.end("cancelled" if run.cancelled else f"exit code {code}")
+    return result
+
+
+@server.command(CMD + "runSummary")
+@server.thread()
+def run_summary(ls: DynamoLensServer) -> dict[str, Any] | None:
+    """The last run's distinct-break summary, costliest first (the editor's tree view)."""
+    run = ls.svc().last_run.run
+    if run is None:
+        return None
+    return {
+        "provenance": run.provenance,
+        "loadedAt": run.loaded_at,
+        "exitCode": run.exit_code,
+        "cancelled": run.cancelled,
+        "torch": run.torch or None,
+        "dynamoSeconds": run.dynamo_seconds,
+        "inductorSeconds": run.inductor_seconds,
+        "framesCompiled": run.frames_compiled,
+        "skipped": run.skipped,
+        "rows": [
+            {
+                "uri": path_to_uri(r.path),
+                "line": r.line,
+                "gbId": r.gb_id,
+                "what": r.what,
+                "count": r.count,
+                "frames": r.frames,
+                "ranks": r.ranks,
+                "compileSeconds": r.compile_seconds,
+            }
+            for r in run.summary
+        ],
+    }
+
+
+@server.command(CMD + "clearRun")
+@server.thread()
+def clear_run(ls: DynamoLensServer) -> dict[str, Any]:
+    return {"files": ls.svc().clear_run()}

@@ -21,7 +21,7 @@ def hover(ls: DynamoLensServer, params: types.HoverParams) -> types.Hover | None
     if report is None:
         return None
     parts = [f"**{f.severity.value}**: {f.text}" for f in flagged]
-    parts.append(hover_markdown(report, stale=ls.service.is_stale(path)))
+    parts.append(hover_markdown(report, stale=ls.service.is_stale(path, report)))
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
     )

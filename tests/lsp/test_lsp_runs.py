@@ -1,0 +1,153 @@
+"""Run File with Analysis and the last run, through the real daemon with pytest-lsp: findings
+with provenance, the distinct-break summary, hovers, a failing command, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsp_helpers import start, until
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+TRAIN = """\
+import sys
+
+import torch
+
+
+def step(x, n):
+    y = x * 2
+    if y.sum() > 0:  # data-dependent: a break
+        y = y + 1
+    return y * n
+
+
+if __name__ == "__main__":
+    compiled = torch.compile(step, backend="eager")
+    for n in (2, 3, 4):
+        compiled(torch.ones(8), n)
+    print("trained")
+    if "--fail" in sys.argv:
+        raise SystemExit(3)
+"""
+
+# Starts a child that outlives its parent's SIGTERM handler unless the whole group is
+# killed; its pid is written so the test can see it die.
+HANG = """\
+import subprocess
+import sys
+import time
+
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open(sys.argv[1], "w") as fh:
+    fh.write(str(child.pid))
+print("waiting", flush=True)
+time.sleep(600)
+"""
+
+WS = Path(tempfile.mkdtemp(prefix="dl-runs-")) / "ws"
+WS.mkdir()
+(WS / "train.py").write_text(TRAIN)
+(WS / "hang.py").write_text(HANG)
+TRAIN_URI = (WS / "train.py").resolve().as_uri()
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
+)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    await start(lsp_client, WS, settings={"checks": ["breaks"], "backend": "eager"})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _run(client: LanguageClient, token: str, **args: object) -> dict[str, object]:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="dynamoLens.server.runFile", arguments=[args], work_done_token=token
+        )
+    )
+    assert isinstance(result, dict)
+    return result
+
+
+def _diagnostics(client: LanguageClient) -> list[types.Diagnostic]:
+    return list(client.diagnostics.get(TRAIN_URI, []))
+
+
+@pytest.mark.asyncio
+async def test_run_file_shows_findings_with_provenance_summary_and_hover(
+    client: LanguageClient,
+) -> None:
+    result = await _run(client, "run-1", uri=TRAIN_URI)
+    assert result["exitCode"] == 0 and result["cancelled"] is False
+    await until(lambda: _diagnostics(client), 60, client)
+    by_line = {d.range.start.line + 1: d for d in _diagnostics(client)}
+    brk = by_line[8]
+    assert brk.code == "GB0170" and brk.message.startswith("Graph break")
+    assert 'seen in run "' in brk.message and "train.py" in brk.message
+    assert any("trained" in m.message for m in client.log_messages)  # its output, in the log
+    kinds = [type(p).__name__ for p in client.progress_reports.get("run-1", [])]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+
+    summary = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="dynamoLens.server.runSummary", arguments=[])
+    )
+    (row,) = summary["rows"]
+    assert (row["uri"], row["line"], row["gbId"]) == (TRAIN_URI, 8, "GB0170")
+    assert row["count"] >= 1 and row["compileSeconds"] > 0
+    assert summary["exitCode"] == 0 and summary["torch"].startswith("2.")
+
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=TRAIN_URI),
+            position=types.Position(line=7, character=8),
+        )
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    assert "Compile time" in text and "recompiles" in text and "step" in text
+
+
+@pytest.mark.asyncio
+async def test_a_failing_command_still_shows_what_ran_with_its_exit_code(
+    client: LanguageClient,
+) -> None:
+    result = await _run(client, "run-2", command="python ${file} --fail", uri=TRAIN_URI)
+    assert result["exitCode"] == 3 and result["findings"] >= 1
+    await until(lambda: any("exit code 3" in d.message for d in _diagnostics(client)), 60)
+
+
+@pytest.mark.asyncio
+async def test_cancel_stops_the_whole_process_group(client: LanguageClient) -> None:
+    pid_file = WS / "child.pid"
+    task = asyncio.ensure_future(_run(client, "run-3", command=f"python hang.py {pid_file}"))
+    await until(lambda: pid_file.exists() and pid_file.read_text(), 60)
+    child = int(pid_file.read_text())
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token="run-3"))
+    result = await asyncio.wait_for(task, 60)
+    assert result["cancelled"] is True
+    end = time.monotonic() + 10
+    while time.monotonic() < end and _alive(child):
+        await asyncio.sleep(0.1)
+    assert not _alive(child), "the command's child outlived the cancel"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (dead, not yet reaped by init) counts as gone.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
