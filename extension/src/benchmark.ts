@@ -5,7 +5,6 @@
 
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { WorkDoneProgress, WorkDoneProgressCancelNotification } from 'vscode-languageclient/node';
 import { readRawSettings } from './config';
 import type { Daemon } from './daemon';
 import { deviceChoices, dynamicChoices, modeChoices, targetChoices, type Choice } from './pick';
@@ -17,6 +16,7 @@ import {
   type TargetInfo,
 } from './protocol';
 import { parseBenchmarkResult, renderBenchmarkHtml, toMarkdown } from './render';
+import { withServerProgress } from './serverProgress';
 import { benchmarkDefaults } from './settings';
 
 type Item<T> = vscode.QuickPickItem & { value: T };
@@ -139,51 +139,8 @@ export async function benchmarkTarget(
   const request: BenchmarkRequest = { uri: target.uri, target: target.target, devices, mode, dynamic: dynamic.value };
   log.info(`Benchmark: ${JSON.stringify(request)}`);
   const started = Date.now();
-  const result = await vscode.window.withProgress(
-    {
-      location: vscode.ProgressLocation.Notification,
-      title: `Dynamo Lens: benchmarking ${target.target.split('::').pop()}`,
-      cancellable: true,
-    },
-    async (progress, token) => {
-      const client = daemon.languageClient;
-      const workDoneToken = `dynamoLens.benchmark.${randomBytes(8).toString('hex')}`;
-      let last = 0;
-      const sub = client?.onProgress(WorkDoneProgress.type, workDoneToken, (p) => {
-        if (p.kind === 'end') {
-          log.info(`Benchmark progress ended${p.message ? `: ${p.message}` : ''}`);
-          return;
-        }
-        const increment = typeof p.percentage === 'number' ? Math.max(0, p.percentage - last) : undefined;
-        if (typeof p.percentage === 'number') last = p.percentage;
-        progress.report({ message: p.message, increment });
-      });
-      const cancelled = new Promise<'cancelled'>((resolve) => {
-        token.onCancellationRequested(() => {
-          log.info('Benchmark cancelled by the user');
-          // The contract's cancel: window/workDoneProgress/cancel for the token stops the worker
-          // job, and the daemon answers the request with {"cancelled": true}.
-          void client?.sendNotification(WorkDoneProgressCancelNotification.type, { token: workDoneToken }).catch(() => undefined);
-          resolve('cancelled');
-        });
-      });
-      const run = daemon.executeCommand('benchmark', [request], undefined, workDoneToken);
-      // Keep listening until the daemon answers, so the log says how the cancel ended there.
-      void run.then(
-        (r) => {
-          if (token.isCancellationRequested) {
-            const acknowledged = !!r && typeof r === 'object' && (r as { cancelled?: unknown }).cancelled === true;
-            log.info(`Benchmark request ended after the cancel: ${acknowledged ? 'cancelled by the daemon' : 'it had already finished'}`);
-          }
-        },
-        (e: unknown) => {
-          if (token.isCancellationRequested) log.info(`Benchmark request ended after the cancel: ${String(e)}`);
-        },
-      ).finally(() => {
-        sub?.dispose();
-      });
-      return await Promise.race([run, cancelled]);
-    },
+  const result = await withServerProgress(daemon, log, 'Benchmark', `Dynamo Lens: benchmarking ${target.target.split('::').pop()}`, (workDoneToken) =>
+    daemon.executeCommand('benchmark', [request], undefined, workDoneToken),
   );
   if (result === 'cancelled') {
     void vscode.window.showInformationMessage('Dynamo Lens: benchmark cancelled.');

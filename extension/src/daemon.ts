@@ -54,6 +54,9 @@ export class Daemon implements vscode.Disposable {
   interpreter: ResolvedInterpreter | undefined;
   /** Milliseconds from `restart()` to the client's `initialized` (the last start). */
   lastStartMs: number | undefined;
+  private readonly started = new vscode.EventEmitter<void>();
+  /** Fires each time a daemon is up (the first start and every restart). */
+  readonly onDidStart = this.started.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -209,6 +212,7 @@ export class Daemon implements vscode.Disposable {
     try {
       await client.start();
       this.lastStartMs = Date.now() - t0;
+      this.started.fire();
       this.log.info(`Daemon started in ${this.lastStartMs} ms (trusted: ${trusted})`);
       this.status.setContext({ phase: 'running' });
     } catch (e) {
@@ -280,5 +284,6 @@ export class Daemon implements vscode.Disposable {
     this.disposed = true;
     await this.queue.dispose();
     await this.stopClient();
+    this.started.dispose();
   }
 }

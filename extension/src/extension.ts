@@ -8,6 +8,8 @@ import { BenchmarkPanel, benchmarkArgs, benchmarkTarget } from './benchmark';
 import { checkFile, checkWorkspace, clearCache, reportErrors } from './commands';
 import { Daemon } from './daemon';
 import { onDidChangePythonInterpreter } from './pythonExtension';
+import { clearRun, loadTrace, runFile } from './runs';
+import { RunSummaryView } from './runSummaryView';
 import { needsRestart } from './settings';
 import { StatusController } from './statusItem';
 
@@ -45,6 +47,12 @@ export function activate(context: vscode.ExtensionContext): DynamoLensApi {
   );
   register('dynamoLens.checkWorkspace', () => reportErrors(log, 'check the workspace', () => checkWorkspace(d)));
   register('dynamoLens.clearCache', () => reportErrors(log, 'clear the cache', () => clearCache(d)));
+  const runView = new RunSummaryView(d, log);
+  context.subscriptions.push(runView, d.onDidStart(() => void runView.refresh()));
+  const uriArg = (arg: unknown) => (arg instanceof vscode.Uri ? arg : undefined);
+  register('dynamoLens.runFile', (arg) => reportErrors(log, 'run with analysis', () => runFile(d, log, runView, uriArg(arg))));
+  register('dynamoLens.loadTrace', (arg) => reportErrors(log, 'load the trace', () => loadTrace(d, runView, uriArg(arg))));
+  register('dynamoLens.clearRun', () => reportErrors(log, 'clear the run', () => clearRun(d, runView)));
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {

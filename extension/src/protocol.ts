@@ -12,6 +12,9 @@ export const SERVER_COMMANDS = {
   benchmark: 'dynamoLens.server.benchmark',
   clearCache: 'dynamoLens.server.clearCache',
   loadTrace: 'dynamoLens.server.loadTrace',
+  runFile: 'dynamoLens.server.runFile',
+  runSummary: 'dynamoLens.server.runSummary',
+  clearRun: 'dynamoLens.server.clearRun',
   environment: 'dynamoLens.server.environment',
   openDocs: 'dynamoLens.server.openDocs',
 } as const;
@@ -123,6 +126,41 @@ export interface LoadTraceResult {
   skipped: number;
 }
 
+export interface RunFileRequest {
+  uri?: string;
+  command?: string;
+}
+
+export interface RunFileResult extends LoadTraceResult {
+  exitCode: number;
+  cancelled: boolean;
+}
+
+/** One distinct break of the last run: file, line and graph-break id. */
+export interface RunSummaryRow {
+  uri: string;
+  line: number;
+  gbId: string | null;
+  what: string;
+  count: number;
+  frames: number;
+  ranks: string;
+  compileSeconds: number;
+}
+
+export interface RunSummary {
+  provenance: string;
+  loadedAt: number;
+  exitCode: number | null;
+  cancelled: boolean;
+  torch: string | null;
+  dynamoSeconds: number;
+  inductorSeconds: number;
+  framesCompiled: number;
+  skipped: number;
+  rows: RunSummaryRow[];
+}
+
 /** Each `dynamoLens.server.*` command's arguments and result (the contract's command table). */
 export interface ServerCommands {
   checkFile: { args: [uri: string]; result: CheckFileResult };
@@ -131,6 +169,9 @@ export interface ServerCommands {
   benchmark: { args: [BenchmarkRequest]; result: BenchmarkResult | { cancelled: true; target: string } };
   clearCache: { args: []; result: ClearCacheResult };
   loadTrace: { args: [path: string]; result: LoadTraceResult };
+  runFile: { args: [RunFileRequest]; result: RunFileResult };
+  runSummary: { args: []; result: RunSummary | null };
+  clearRun: { args: []; result: { files: number } };
   environment: { args: []; result: EnvironmentInfo };
   openDocs: { args: [url: string]; result: null };
 }

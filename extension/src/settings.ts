@@ -25,7 +25,7 @@ export const SERVER_SETTING_KEYS = [
 ] as const;
 
 /** Keys only the client reads; never sent to the daemon. */
-export const CLIENT_ONLY_KEYS = ['interpreter', 'trace'] as const;
+export const CLIENT_ONLY_KEYS = ['interpreter', 'runCommand', 'trace'] as const;
 
 /** Settings whose change needs a new daemon process (the rest the daemon re-reads live). */
 export const RESTART_KEYS = ['interpreter'] as const;

@@ -16,7 +16,7 @@ DOC = (REPO / "docs" / "lsp-contract.md").read_text()
 PROTOCOL_TS = (REPO / "extension" / "src" / "protocol.ts").read_text()
 PACKAGE = json.loads((REPO / "package.json").read_text())
 # Settings only the client reads (never sent to the daemon; the contract says so).
-CLIENT_ONLY = {"interpreter", "trace.server"}
+CLIENT_ONLY = {"interpreter", "trace.server", "runCommand"}
 
 
 def _settings() -> dict[str, Any]:

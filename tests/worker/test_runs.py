@@ -181,3 +181,85 @@ def test_the_recompile_limit_hit_in_a_run_is_reported(tmp_path: Path) -> None:
     hit = next(f for f in recs if f["data"].get("limit_hit"))
     assert hit["severity"] == "warning" and "recompile limit" in hit["message"]
     assert hit["line"] == 5
+
+
+MODEL = """\
+import torch
+
+
+def step(x):
+    y = x * 2
+    if y.sum() > 0:  # data-dependent: a break
+        y = y + 1
+    print("stepped")  # a builtin torch cannot trace: a break
+    return torch.relu(y)
+
+
+def compile_example():
+    return step, (torch.ones(8),)
+"""
+
+TRAIN_STEP = """\
+import torch
+
+from model import step
+
+if __name__ == "__main__":
+    torch.compile(step, backend="eager")(torch.ones(8))
+"""
+
+
+def _sites(doc: dict[str, object], name: str) -> list[tuple[str, int, str, str | None, str]]:
+    return sorted(
+        (Path(f["path"]).name, f["line"], f["kind"], f["gb_id"], f["message"])  # type: ignore[index]
+        for f in doc["findings"]  # type: ignore[union-attr]
+        if Path(f["path"]).name == name  # type: ignore[index]
+    )
+
+
+def test_a_scripts_run_finds_what_check_finds_for_the_same_code_line_by_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "train.py").write_text(TRAIN_STEP)
+    run = _cli("run", "--format", "json", "--", sys.executable, "train.py", cwd=tmp_path)
+    check = _cli(
+        "check", "model.py", "--format", "json", "--checks", "breaks", "--backend", "eager",
+        cwd=tmp_path,
+    )  # fmt: skip
+    ran = _sites(json.loads(run.stdout[run.stdout.index("{") :]), "model.py")
+    checked = _sites(json.loads(check.stdout), "model.py")
+    assert [s[:4] for s in ran] == [
+        ("model.py", 6, "graph_break", "GB0170"),
+        ("model.py", 8, "graph_break", "GB0059"),
+    ]
+    assert ran == checked
+
+
+TEST_MODEL = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if x.mean() > 0:  # data-dependent: a break
+            x = x * 2
+        return x.relu()
+
+
+def test_compiled_net():
+    net = torch.compile(Net(), backend="eager")
+    assert net(torch.ones(3)).shape == (3,)
+"""
+
+
+def test_a_pytest_run_reports_the_break_in_the_model_it_tested(tmp_path: Path) -> None:
+    (tmp_path / "test_model.py").write_text(TEST_MODEL)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_model.py"]
+    p = _cli("run", "--format", "json", "--", *cmd, cwd=tmp_path)
+    assert "1 passed" in p.stdout  # pytest's own output passes through
+    doc = json.loads(p.stdout[p.stdout.index('{\n  "version"') :])
+    assert _breaks(doc) == [("test_model.py", 6, "GB0170")]
+    (target,) = doc["targets"]
+    assert target["kind"] == "run" and target["target"] == "test_model.py::forward@5"
+    assert target["break_count"] == 1 and target["environment"]["compile_seconds"] > 0

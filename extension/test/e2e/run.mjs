@@ -22,6 +22,7 @@ import { parseMarkers } from './markers.mjs';
 import { pythonProcesses } from './procs.mjs';
 import { importedFiles, targetLines } from './targets.mjs';
 import {
+  answerOpenDialog,
   findWebviewFrame,
   goToLine,
   hoverAtLine,
@@ -30,6 +31,7 @@ import {
   notifications,
   openFile,
   openWorkbench,
+  paletteRows,
   problems,
   quickPickState,
   runCommand,
@@ -52,6 +54,26 @@ const WAIT_MS = Number(process.env.DL_E2E_TIMEOUT_S ?? 300) * 1000;
 const PYTHON =
   process.env.DL_E2E_PYTHON ?? (fs.existsSync(path.join(ROOT, '.venv', 'bin', 'python')) ? path.join(ROOT, '.venv', 'bin', 'python') : 'python3');
 const EXAMPLE = path.join(ROOT, 'example_workspace');
+
+// The script "Run File with Analysis" runs in the trusted scenario (written into the copied
+// workspace): a data-dependent branch that torch breaks on, at TRAIN_BREAK_LINE.
+const TRAIN_SCRIPT = `import torch
+
+
+def step(x, n):
+    y = x * 2
+    if y.sum() > 0:
+        y = y + 1
+    return y * n
+
+
+if __name__ == "__main__":
+    compiled = torch.compile(step, backend="eager")
+    for n in (2, 3, 4):
+        compiled(torch.ones(8), n)
+    print("trained")
+`;
+const TRAIN_BREAK_LINE = 6;
 
 const results = [];
 const metrics = {};
@@ -216,6 +238,7 @@ async function runBenchmarkPickers(page, answers = {}, start = () => runCommand(
 async function scenarioTrusted(t, browser) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dl-e2e-trusted-'));
   const ws = copyWorkspace(dir);
+  fs.writeFileSync(path.join(ws, 'train_run.py'), TRAIN_SCRIPT);
   const prof = prepareProfile(dir, baseSettings({ 'security.workspace.trust.enabled': false, 'dynamoLens.interpreter': PYTHON }));
   const port = await freePort();
   const cs = await startCodeServer({ ...prof, port, logFile: path.join(RESULTS, 'code-server-trusted.log') });
@@ -420,6 +443,44 @@ async function scenarioTrusted(t, browser) {
       expect(/idle/.test(text), `the daemon is not idle 60 s after the cancel: "${text}"`);
     });
 
+    // A training script with no compile_example: what a real run sees is on its lines.
+    const RUN_SCRIPT = 'train_run.py'; // written before code-server started (Quick Open's index)
+    const isRunBreak = (r) => r.file === RUN_SCRIPT && r.line === TRAIN_BREAK_LINE && r.code === 'GB0170' && /seen in run "/.test(r.text);
+    await test(t, '"Run File with Analysis" shows the run\'s findings with provenance, and the distinct-break summary view opens the line', page, async (d) => {
+      await openFile(page, RUN_SCRIPT);
+      await runCommand(page, 'Dynamo Lens: Run File with Analysis');
+      const r = await waitForProblems(page, (rows) => rows.some(isRunBreak), WAIT_MS);
+      d.rows = r.rows.filter((row) => row.file === RUN_SCRIPT);
+      expect(r.ok, `no run finding with provenance on ${RUN_SCRIPT}:${TRAIN_BREAK_LINE}: ${JSON.stringify(d.rows)}`);
+      await closePanel(page);
+      // The view reveals itself after the run: one row per distinct break, the costliest first.
+      const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Graph Breaks of the Last Run/i }) }).first();
+      await pane.waitFor({ state: 'visible', timeout: 30000 });
+      const row = pane.locator('.monaco-list-row', { hasText: `${RUN_SCRIPT}:${TRAIN_BREAK_LINE}` }).first();
+      await row.waitFor({ state: 'visible', timeout: 30000 });
+      d.summaryRows = await pane.locator('.monaco-list-row').allTextContents();
+      d.viewMessage = ((await pane.locator('.tree-explorer-viewlet-tree-view-message, .message').first().textContent().catch(() => '')) ?? '').trim();
+      expect(d.summaryRows.length === 1, `expected one distinct break in the view: ${JSON.stringify(d.summaryRows)}`);
+      expect(/GB0170/.test(d.summaryRows[0]) && /data-dependent/.test(d.summaryRows[0]), `the row does not name the break: ${d.summaryRows[0]}`);
+      expect(/run "/.test(d.viewMessage), `the view does not say which run: "${d.viewMessage}"`);
+      // Clicking the row opens the line: from another file, the editor moves there.
+      await openFile(page, LOSSES);
+      await row.click();
+      await page.waitForFunction((b) => document.title.startsWith(b), RUN_SCRIPT, { timeout: 20000 });
+      const cursor = page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first();
+      await page.waitForFunction(
+        (want) => [...document.querySelectorAll('.statusbar-item')].some((e) => new RegExp(`Ln ${want}, Col`).test(e.textContent ?? '')),
+        TRAIN_BREAK_LINE,
+        { timeout: 20000 },
+      );
+      d.cursor = ((await cursor.textContent()) ?? '').trim();
+      // The hover on the break names the compiled function's compile time and recompiles.
+      const hover = await hoverAtLine(page, TRAIN_BREAK_LINE);
+      d.hover = ((await hover.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+      expect(/Compile time/.test(d.hover) && /recompiles/.test(d.hover), `the hover has no compile time or recompile count: ${d.hover}`);
+      await page.keyboard.press('Escape');
+    });
+
     await test(t, 'restarts are queued: a burst of restarts and an interpreter change leave exactly one daemon', page, async (d) => {
       await openFile(page, LOSSES);
       const countStarts = () => (readExtensionLog(prof.userDataDir).match(/Daemon started in \d+ ms/g) ?? []).length;
@@ -494,6 +555,13 @@ async function scenarioTrusted(t, browser) {
       expect(sq.missing.length === 0, `no squiggle on line(s) ${sq.missing.join(', ')} after the restart`);
     });
 
+    await test(t, "the last run's findings come back with a restarted daemon", page, async (d) => {
+      const r = await waitForProblems(page, (rows) => rows.some(isRunBreak), 60000);
+      d.rows = r.rows.filter((row) => row.file === RUN_SCRIPT);
+      expect(r.ok, `the run's finding is gone after the restart: ${JSON.stringify(d.rows)}`);
+      await closePanel(page);
+    });
+
     const pyproc = pythonProcesses(cs.proc.pid);
     metrics.trustedPythonProcesses = { daemons: pyproc.daemons.length, others: pyproc.others.length };
   } finally {
@@ -507,6 +575,7 @@ async function scenarioTrusted(t, browser) {
 async function scenarioUntrusted(t, browser) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dl-e2e-untrusted-'));
   const ws = copyWorkspace(dir);
+  fs.writeFileSync(path.join(ws, 'train_run.py'), TRAIN_SCRIPT);
   const prof = prepareProfile(
     dir,
     baseSettings({
@@ -568,6 +637,37 @@ async function scenarioUntrusted(t, browser) {
       await closePanel(page);
       expect(!fs.existsSync(path.join(ws, '.dynamo-lens')), 'an analysis cache was written into the untrusted workspace');
     });
+
+    if (restricted) {
+      await test(t, 'Restricted Mode: "Run File with Analysis" is not offered; a loaded trace shows its findings and runs no code', page, async (d) => {
+        d.paletteRun = await paletteRows(page, 'Dynamo Lens: Run File');
+        expect(!d.paletteRun.some((r) => /Run File with Analysis/.test(r)), `the palette offers Run File in Restricted Mode: ${JSON.stringify(d.paletteRun)}`);
+        d.paletteLoad = await paletteRows(page, 'Dynamo Lens: Load Torch');
+        expect(d.paletteLoad.some((r) => /Load Torch Trace/.test(r)), `the palette does not offer Load Torch Trace: ${JSON.stringify(d.paletteLoad)}`);
+        // The trace of a run made elsewhere (outside VS Code) of a workspace file.
+        const trace = path.join(dir, 'trace');
+        const made = spawnSync(PYTHON, [path.join(ws, 'train_run.py')], { cwd: ws, env: { ...process.env, TORCH_TRACE: trace }, timeout: 120000 });
+        expect(made.status === 0, `recording the trace failed: ${String(made.stderr)}`);
+        // A marker the workspace would write if any of its code ran from here on.
+        fs.writeFileSync(path.join(ws, 'train_run.py'), `${TRAIN_SCRIPT}open(${JSON.stringify(path.join(dir, 'RAN'))}, "w").write("ran")\n`);
+        await runCommand(page, 'Dynamo Lens: Load Torch Trace…');
+        await answerOpenDialog(page, trace);
+        const others = new Set();
+        const r = await waitForProblems(
+          page,
+          (rows) => {
+            for (const p of pythonProcesses(cs.proc.pid).others) others.add(p.cmdline.join(' '));
+            return rows.some((row) => row.file === 'train_run.py' && row.line === TRAIN_BREAK_LINE && /seen in trace/.test(row.text));
+          },
+          60000,
+        );
+        d.rows = r.rows.filter((row) => row.file === 'train_run.py');
+        d.pythonProcesses = [...others];
+        expect(r.ok, `no finding from the loaded trace: ${JSON.stringify(d.rows)}`);
+        expect(others.size === 0, `Python processes besides the daemon ran: ${JSON.stringify(d.pythonProcesses)}`);
+        expect(!fs.existsSync(path.join(dir, 'RAN')), 'workspace code ran in Restricted Mode');
+        await closePanel(page);
+      });
 
     if (restricted) {
       await test(t, 'granting trust restarts the daemon trusted: full analysis without a reload', page, async (d) => {

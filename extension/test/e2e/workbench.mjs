@@ -223,3 +223,28 @@ export async function findWebviewFrame(page, selector, { timeoutMs = 30000 } = {
   }
   return undefined;
 }
+
+/** The command palette's rows for a filter text (then closed): what it offers. */
+export async function paletteRows(page, text) {
+  const input = await openQuickInput(page, `>${text}`);
+  await page.waitForTimeout(1000);
+  const rows = await page.locator(`${quickInput} .monaco-list-row`).allTextContents();
+  await input.press('Escape');
+  return rows.map((r) => r.replace(/\s+/g, ' ').trim());
+}
+
+/** Answers VS Code's own (simple, quick-input) open dialog with a path. */
+export async function answerOpenDialog(page, target, { timeoutMs = 20000 } = {}) {
+  const input = page.locator(`${quickInput} .quick-input-box input`);
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await page.waitForTimeout(500);
+  await input.fill(target);
+  await page.waitForTimeout(800);
+  await input.press('Enter');
+  // Enter on a folder may first navigate into it; Enter again accepts it.
+  for (let i = 0; i < 3; i++) {
+    await page.waitForTimeout(1000);
+    if (!(await page.locator(quickInput).isVisible())) return;
+    await input.press('Enter');
+  }
+}

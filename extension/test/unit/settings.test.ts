@@ -64,13 +64,13 @@ describe('package.json settings', () => {
   const props = manifestProperties();
 
   it('declares every contract key and client key, each with a description and a scope', () => {
-    const expected = [...SERVER_SETTING_KEYS, 'interpreter', 'trace.server'].map((k) => `dynamoLens.${k}`);
+    const expected = [...SERVER_SETTING_KEYS, 'interpreter', 'runCommand', 'trace.server'].map((k) => `dynamoLens.${k}`);
     assert.deepEqual(Object.keys(props).sort(), expected.sort());
     for (const [key, p] of Object.entries(props)) {
       assert.ok(p.markdownDescription || p.description, `${key} has a description`);
       assert.ok(p.scope, `${key} has a scope`);
     }
-    assert.deepEqual([...CLIENT_ONLY_KEYS].sort(), ['interpreter', 'trace']);
+    assert.deepEqual([...CLIENT_ONLY_KEYS].sort(), ['interpreter', 'runCommand', 'trace']);
   });
 
   it('has the same defaults as the daemon (daemon/dynamo_lens/config.py)', (t) => {

@@ -67,6 +67,21 @@ class _Protocol(LanguageServerProtocol):
                 self._send_response(data["id"], error=exc.to_response_error())
             raise
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        # pygls cancels the requests still in flight while iterating the dict that a cancelled
+        # request's callback pops from: a request queued for the thread pool (the client asks
+        # for the run summary as each daemon starts) failed the shutdown, and the daemon lived
+        # on beside its replacement. The same, over a copy.
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(
         self, params: types.DidChangeTextDocumentParams

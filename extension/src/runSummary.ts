@@ -1,0 +1,48 @@
+/**
+ * The last run's distinct-break summary as rows for the tree view: no vscode here, so the
+ * wording is unit-tested under node.
+ */
+
+import type { RunSummary, RunSummaryRow } from './protocol';
+
+export interface SummaryItem {
+  label: string;
+  description: string;
+  tooltip: string;
+  uri: string;
+  line: number;
+}
+
+/** `models/gpt.py` for a file under the workspace root, else the file's name. */
+export function relativePath(uri: string, root: string | undefined): string {
+  const path = decodeURIComponent(uri.replace(/^file:\/\//, ''));
+  if (root && path.startsWith(`${root.replace(/\/$/, '')}/`)) return path.slice(root.replace(/\/$/, '').length + 1);
+  return path.split('/').pop() ?? path;
+}
+
+function seconds(s: number): string {
+  return s >= 10 ? `${s.toFixed(0)} s` : s >= 0.1 ? `${s.toFixed(2)} s` : `${(s * 1000).toFixed(0)} ms`;
+}
+
+export function summaryItem(row: RunSummaryRow, root: string | undefined): SummaryItem {
+  const where = `${relativePath(row.uri, root)}:${row.line}`;
+  const parts = [`${row.count}×`, `${row.frames} frame${row.frames === 1 ? '' : 's'}`, `${seconds(row.compileSeconds)} compile`];
+  if (row.ranks) parts.push(row.ranks);
+  return {
+    label: `${where} ${row.gbId ?? ''}`.trim(),
+    description: `${row.what} · ${parts.join(' · ')}`,
+    tooltip: `${row.what} (${row.gbId ?? 'no id'}) at ${where}: seen ${row.count} time(s) in ${row.frames} compiled frame(s)${row.ranks ? `, ${row.ranks}` : ''}; those frames took ${seconds(row.compileSeconds)} to compile`,
+    uri: row.uri,
+    line: row.line,
+  };
+}
+
+/** The view's header line: which run, how it ended, and what compiling cost. */
+export function summaryMessage(summary: RunSummary | null | undefined): string {
+  if (!summary) return 'No run yet: run "Dynamo Lens: Run File with Analysis" or "Load Torch Trace…".';
+  const ended = summary.cancelled ? ' (cancelled)' : summary.exitCode ? ` (exit code ${summary.exitCode})` : '';
+  const n = summary.rows.length;
+  const breaks = n === 0 ? 'no graph breaks' : `${n} distinct graph break${n === 1 ? '' : 's'}`;
+  const skipped = summary.skipped ? `; ${summary.skipped} unreadable trace line(s) skipped` : '';
+  return `${summary.provenance}${ended}: ${breaks}; compile time Dynamo ${seconds(summary.dynamoSeconds)}, Inductor ${seconds(summary.inductorSeconds)}${skipped}`;
+}

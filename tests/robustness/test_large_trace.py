@@ -1,0 +1,84 @@
+"""A large trace is streamed: reading 10× more log costs no more memory (bounded payloads,
+one line at a time), and every copy of the break is still counted."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+SCRIPT = """\
+import torch
+
+
+def step(x):
+    y = x * 2
+    if y.sum() > 0:  # data-dependent: a break
+        y = y + 1
+    return y
+
+
+torch.compile(step, backend="eager")(torch.ones(8))
+"""
+
+
+def _grow(src: Path, dst: Path, size: int) -> int:
+    """``src`` repeated to ``size`` bytes, each copy's frames renumbered; the copies made."""
+    data = src.read_bytes()
+    ids = [int(m) for m in re.findall(rb'"frame_id": (\d+)', data)]
+    top = max(ids, default=0) + 1
+    copies = 0
+    with dst.open("wb") as fh:
+        while fh.tell() < size:
+            off = copies * top
+
+            def shift(m: re.Match[bytes], off: int = off) -> bytes:
+                return b'"frame_id": %d' % (int(m[1]) + off)
+
+            fh.write(re.sub(rb'"frame_id": (\d+)', shift, data))
+            copies += 1
+    return copies
+
+
+def _read(log: Path, ws: Path) -> tuple[dict[str, object], float]:
+    """The trace command's JSON report and its peak RSS in MiB."""
+    out = log.with_suffix(".json")
+    cmd = [sys.executable, "-m", "dynamo_lens", "trace", str(log), "--format", "json"]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "daemon")}
+    proc = subprocess.Popen(
+        [*cmd, "-o", str(out)], cwd=ws, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) in (0, 1)
+    return json.loads(out.read_text()), usage.ru_maxrss / 1024
+
+
+def test_a_ten_times_larger_trace_is_read_in_the_same_memory(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "train.py").write_text(SCRIPT)
+    trace = tmp_path / "trace"
+    subprocess.run(
+        [sys.executable, "train.py"],
+        cwd=ws,
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+        check=True,
+        capture_output=True,
+    )
+    (seed,) = trace.iterdir()
+    small, large = tmp_path / "small.log", tmp_path / "large.log"
+    n_small = _grow(seed, small, 20_000_000)
+    n_large = _grow(seed, large, 200_000_000)
+    doc_small, rss_small = _read(small, ws)
+    doc_large, rss_large = _read(large, ws)
+    (f_small,) = doc_small["findings"]  # type: ignore[misc]
+    (f_large,) = doc_large["findings"]  # type: ignore[misc]
+    assert f_small["line"] == f_large["line"] == 6
+    assert f"{n_small}×" in f_small["note"] and f"{n_large}×" in f_large["note"]
+    # 180 MB more log; what grows is the per-frame bookkeeping, not the log.
+    assert rss_large - rss_small < 40, (rss_small, rss_large)
