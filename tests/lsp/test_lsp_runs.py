@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import tempfile
 import time
@@ -93,7 +94,8 @@ async def test_run_file_shows_findings_with_provenance_summary_and_hover(
     by_line = {d.range.start.line + 1: d for d in _diagnostics(client)}
     brk = by_line[8]
     assert brk.code == "GB0170" and brk.message.startswith("Graph break")
-    assert 'seen in run "' in brk.message and "train.py" in brk.message
+    # As the user would type it: the interpreter by name, the file relative to the workspace.
+    assert re.search(r'seen in run "python[\d.]* train\.py" at \d\d:\d\d', brk.message), brk.message
     assert any("trained" in m.message for m in client.log_messages)  # its output, in the log
     kinds = [type(p).__name__ for p in client.progress_reports.get("run-1", [])]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"

@@ -57,7 +57,7 @@ def test_a_trace_loads_in_restricted_mode_with_its_provenance(tmp_path: Path) ->
             time.sleep(0.1)
         (d,) = diags
         assert d["range"]["start"]["line"] == 5 and d["code"] == "GB0170"
-        assert "seen in trace trace" in str(d["message"])
+        assert f"seen in trace {trace}" in str(d["message"])
         assert not (ws / "RAN").exists()
     finally:
         client.close()

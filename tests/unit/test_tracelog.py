@@ -78,3 +78,52 @@ def test_an_empty_or_foreign_file_reads_as_nothing(tmp_path: Path) -> None:
     stats = ReadStats()
     assert list(read([tmp_path], stats)) == []
     assert stats.files == 2 and stats.skipped_count == 2
+
+
+def test_a_trace_from_an_unknown_torch_is_read_as_far_as_it_goes(tmp_path: Path) -> None:
+    """Events we do not know, fields renamed or missing, a break without torch's usual
+    traceback: what can be read is read, nothing fails."""
+    from dynamo_lens.runs.command import trace_results
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    (ws / "model.py").write_text("\n".join(f"x{i} = {i}" for i in range(20)) + "\n")
+    model = str(ws / "model.py")
+    log = tmp_path / "future.log"
+    log.write_text(
+        _line({"str": [model, 0]})
+        + _line({"a_new_event_of_torch_3": {"anything": [1, 2]}, "frame_id": 0})
+        + _line(
+            {
+                "artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"},
+                "frame_id": 0,
+                "frame_compile_id": 0,
+                "has_payload": "ab",
+            }
+        )
+        + f"\tGraph break in user code at {model}:9\n"
+        + "\tGraph Break Reason: Some break torch 3 describes\n"
+        + "\tUser code traceback:\n"
+        + f'\t  File "{model}", line 9, in forward\n'
+        + _line(
+            {
+                "compilation_metrics": {
+                    "co_filename": model,
+                    "co_firstlineno": 5,
+                    "co_name": "forward",
+                    "entire_frame_compile_time_s": "not a number?",
+                    "renamed_field": 1,
+                },
+                "frame_id": 0,
+                "frame_compile_id": 0,
+            }
+        )
+        + _line({"compilation_metrics": {}, "frame_id": 1, "frame_compile_id": 0})
+    )
+    results, stats, _ = trace_results([log], ws, [], "trace future.log")
+    assert stats.records == 4 and stats.skipped_count == 0  # the string table is no record
+    (result,) = results
+    (f,) = result.findings
+    assert (f.kind.value, f.line) == ("graph_break", 9)
+    (report,) = result.reports
+    assert (report.target, report.break_count) == ("model.py::forward@5", 1)

@@ -20,6 +20,23 @@ from .paths import PathMap
 from .tracelog import ReadStats, read
 
 
+def display(cmd: list[str], root: Path) -> str:
+    """The command as the user would type it: the interpreter by name, workspace paths
+    relative (``python train.py``, not two absolute paths)."""
+    out = []
+    for i, arg in enumerate(cmd):
+        p = Path(arg)
+        if i == 0 and p.is_absolute():
+            arg = p.name
+        elif p.is_absolute():
+            try:
+                arg = p.relative_to(root).as_posix()
+            except ValueError:
+                pass
+        out.append(arg)
+    return shlex.join(out)
+
+
 class TracedRun:
     """The user's command as it is, with ``TORCH_TRACE`` set in its environment: it reaches
     subprocesses and every rank of a torchrun. Output passes through, or, with ``on_line``,
@@ -37,7 +54,7 @@ class TracedRun:
         self.cmd = cmd
         self.trace_dir = trace_dir or Path(tempfile.mkdtemp(prefix="dynamo-lens-run-"))
         self.started = time.strftime("%H:%M")
-        self.provenance = f'run "{shlex.join(cmd)}" at {self.started}'
+        self.provenance = f'run "{display(cmd, root)}" at {self.started}'
         self.cancelled = False
         self._on_line = on_line
         self._root = root
@@ -102,6 +119,8 @@ def trace_results(
     stats = ReadStats()
     reader = RunReader(ws, PathMap(ws, maps), provenance)
     reader.feed(read(paths, stats))
+    for _ in range(reader.unreadable):
+        stats.skip("a record", "of a shape no known torch writes")
     return reader.results(), stats, reader
 
 

@@ -36,6 +36,15 @@ from .tracelog import Record
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 
+def _num(value: object) -> float:
+    """A number from a trace field, 0 for anything else (a field another torch renamed or
+    retyped must not stop the reading)."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def ranks_text(ranks: set[int]) -> str:
     """``ranks 0–3``, ``rank 3 only``, ``ranks 0, 2``; empty for a single-process run."""
     rs = sorted(r for r in ranks if r is not None)
@@ -92,6 +101,7 @@ class RunReader:
         self.dynamo_seconds = 0.0
         self.inductor_seconds = 0.0
         self.torch_version = ""
+        self.unreadable = 0  # records that could not be understood
         self._frame_stats: dict[tuple[str, int], _FrameStats] = {}
         self._graphs: dict[tuple[object, object, object], int] = {}
 
@@ -168,8 +178,8 @@ class RunReader:
         m = rec.body
         if m.get("fail_type") is None:
             self.frames_compiled += 1
-        total = float(m.get("entire_frame_compile_time_s") or 0.0)
-        inductor = float(m.get("inductor_compile_time_s") or 0.0)
+        total = _num(m.get("entire_frame_compile_time_s"))
+        inductor = _num(m.get("inductor_compile_time_s"))
         self.compile_seconds[
             (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
         ] = total
@@ -213,7 +223,8 @@ class RunReader:
             co = self.paths.local(str(m.get("co_filename") or ""))
             if not self.ws.contains(co):
                 return
-            at = frame_at(co, int(m.get("co_firstlineno") or 1), str(m.get("co_name") or ""))
+            start = max(int(_num(m.get("co_firstlineno"))), 1)
+            at = frame_at(co, start, str(m.get("co_name") or ""))
         origin = frames[-1] if frames and not self.ws.contains(frames[-1].path) else None
         key = (g.kind, g.var, g.dim, at.path, at.line, breaktext.where(origin) if origin else "")
         s = self._recompiles.get(key)
@@ -245,7 +256,7 @@ class RunReader:
         m = rec.body
         if not co or not self.ws.contains(co):
             return
-        line = int(m.get("co_firstlineno") or 1)
+        line = max(int(_num(m.get("co_firstlineno"))), 1)
         name = str(m.get("co_name") or "")
         st = self._frame_stats.get((co, line))
         resumed = _RESUME.match(name)
@@ -267,7 +278,7 @@ class RunReader:
         st.ids.add(cid)
         if m.get("fail_type") is None:
             st.compiles += 1
-            st.guards += int(m.get("guard_count") or 0)
+            st.guards += int(_num(m.get("guard_count")))
         if m.get("recompile_reason"):
             st.recompiles += 1
         st.seconds += total
@@ -284,7 +295,7 @@ class RunReader:
         backend): it runs eagerly from then on."""
         if not self.ws.contains(co):
             return
-        line = int(rec.body.get("co_firstlineno") or 1)
+        line = max(int(_num(rec.body.get("co_firstlineno"))), 1)
         key = (co, line, fail_type)
         s = self._failures.get(key)
         if s is None:
@@ -310,15 +321,22 @@ class RunReader:
 
     def feed(self, records: Iterable[Record]) -> None:
         for rec in records:
-            if rec.name == "artifact" and rec.body.get("name") == "dynamo_graph_break_reason":
-                self._break(rec)
-            elif rec.name == "compilation_metrics":
-                self._metrics(rec)
-            elif rec.name == "dynamo_output_graph":
-                cid = (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
-                self._graphs[cid] = self._graphs.get(cid, 0) + 1
-            elif rec.name == "artifact" and rec.body.get("name") == "torch_version":
-                self.torch_version = (rec.payload or "").strip().strip('"') or self.torch_version
+            try:
+                self._feed_one(rec)
+            except Exception:
+                # A record shaped unlike any torch we know: skipped and counted, never fatal.
+                self.unreadable += 1
+
+    def _feed_one(self, rec: Record) -> None:
+        if rec.name == "artifact" and rec.body.get("name") == "dynamo_graph_break_reason":
+            self._break(rec)
+        elif rec.name == "compilation_metrics":
+            self._metrics(rec)
+        elif rec.name == "dynamo_output_graph":
+            cid = (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
+            self._graphs[cid] = self._graphs.get(cid, 0) + 1
+        elif rec.name == "artifact" and rec.body.get("name") == "torch_version":
+            self.torch_version = (rec.payload or "").strip().strip('"') or self.torch_version
 
     def _target(self, st: _FrameStats) -> str:
         rel = os.path.relpath(st.path, self.ws.root)

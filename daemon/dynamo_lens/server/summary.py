@@ -62,7 +62,7 @@ def timing_table(report: TargetReport) -> str:
 def run_hover_markdown(report: TargetReport, *, stale: bool) -> str:
     """A compiled function as a run saw it: compile time, recompiles, graphs, guards."""
     e = report.environment
-    name = report.target.rsplit("::", 1)[-1]
+    name = report.target.rsplit("::", 1)[-1].rsplit("@", 1)[0]
     restarts = e.get("restarts") or []
     parts = [
         f"**Dynamo Lens** · `{name}` in {e.get('run') or 'a run'}"

@@ -668,6 +668,7 @@ async function scenarioUntrusted(t, browser) {
         expect(!fs.existsSync(path.join(dir, 'RAN')), 'workspace code ran in Restricted Mode');
         await closePanel(page);
       });
+    }
 
     if (restricted) {
       await test(t, 'granting trust restarts the daemon trusted: full analysis without a reload', page, async (d) => {

@@ -81,7 +81,9 @@ def load_trace(ls: DynamoLensServer, path: str) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise JsonRpcInvalidParams(f"no such trace folder or file: {path}")
-    return ls.svc().load_run([p], f"trace {p.name}")
+    svc = ls.svc()
+    where = p.relative_to(svc.root) if p.is_relative_to(svc.root) else p
+    return svc.load_run([p], f"trace {where}")
 
 
 @server.command(CMD + "openDocs")
