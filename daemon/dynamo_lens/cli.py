@@ -234,6 +234,9 @@ def _runs(args: argparse.Namespace) -> int:
         )
     if code:
         print(f"dynamo-lens: the command exited with code {code}", file=sys.stderr)
+    if args.command == "run":
+        # Kept: tlparse and a later `dynamo-lens trace` read the same folder.
+        print(f"dynamo-lens: torch's trace of the run is in {paths[0]}", file=sys.stderr)
     env = {
         "run": provenance,
         "torch": reader.torch_version or None,

@@ -172,6 +172,9 @@ def benchmark(ls: DynamoLensServer, req: BenchmarkArgs) -> dict[str, Any]:
     return benchmark_result(report, req.uri)
 
 
+_MAX_LOG_LINES = 5000
+
+
 @dataclass
 class RunArgs:
     uri: str | None = None  # the file to run (the active editor's)
@@ -191,11 +194,18 @@ def run_file(ls: DynamoLensServer, req: RunArgs) -> dict[str, Any]:
     argv = svc.run_argv(path, req.command)
     progress = _Progress(ls, req.workDoneToken)
     last = 0.0
+    lines = 0
 
     def on_line(line: str) -> None:
-        nonlocal last
-        ls.log_line(line)
-        if time.monotonic() - last > 0.3:  # a chatty script must not flood the client
+        nonlocal last, lines
+        lines += 1
+        # A chatty script must not flood the client: the log takes the first lines (the rest
+        # is counted), the progress one line every 0.3 s.
+        if lines <= _MAX_LOG_LINES:
+            ls.log_line(line[:2000])
+        elif lines == _MAX_LOG_LINES + 1:
+            ls.log_line(f"… more output not shown (over {_MAX_LOG_LINES} lines)")
+        if time.monotonic() - last > 0.3:
             last = time.monotonic()
             progress.report(line[:120])
 
