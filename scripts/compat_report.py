@@ -34,7 +34,8 @@ def main() -> int:
         "",
         "`bash scripts/compat.sh` (CPU; torch from the registry, CUDA builds run on CPU). Tests: "
         "`tests/worker/test_parsing.py`, `test_example_workspace.py`, `test_realcode.py` "
-        "(transformers is installed only in the pinned venv, so its case skips elsewhere). "
+        "(transformers is installed only in the pinned venv, so its case skips elsewhere), "
+        "`test_runs.py` (findings from real runs: each release's structured trace). "
         "Example: `dynamo-lens check example_workspace --checks breaks,recompiles`, findings "
         "compared with torch 2.13.0's by file, line, kind, break id and severity.",
         "",
