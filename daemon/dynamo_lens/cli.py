@@ -246,7 +246,7 @@ def _runs(args: argparse.Namespace) -> int:
         "summary": [vars(r) for r in reader.summary()],
     }
     code = _emit(results, root, env, args)
-    if args.format == "text" and (table := summary_text(reader, root)):
+    if args.format == "text" and (table := summary_text(reader, results, root)):
         print(table)
     return code
 

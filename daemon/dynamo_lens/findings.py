@@ -63,6 +63,12 @@ class Frame:
     end_column: int = 0
     code: str = ""
 
+    def span(self) -> tuple[int, int, int, int]:
+        """(line, column, end line, end column), 1-based, end exclusive: the frame's
+        expression, else the start of its line."""
+        column = self.column or 1
+        return self.line, column, self.end_line or self.line, self.end_column or column + 1
+
 
 class MarkDynamic(TypedDict):
     variable: str
@@ -160,6 +166,12 @@ class Finding:
         self.column = max(self.column, 1)
         if (self.end_line, self.end_column) < (self.line, self.column):
             self.end_line, self.end_column = self.line, self.column + 1
+
+    @classmethod
+    def on(cls, at: Frame, kind: Kind, severity: Severity, message: str, **fields: Any) -> Finding:
+        """A finding on ``at``'s range (its expression, else its line)."""
+        line, column, end_line, end_column = at.span()
+        return cls(kind, severity, at.path, line, column, end_line, end_column, message, **fields)
 
     def related(self) -> list[tuple[Frame, str]]:
         """The call chain beside the finding's own line, labelled for related locations:

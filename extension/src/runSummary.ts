@@ -3,6 +3,8 @@
  * wording is unit-tested under node.
  */
 
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { RunSummary, RunSummaryRow } from './protocol';
 
 export interface SummaryItem {
@@ -15,9 +17,14 @@ export interface SummaryItem {
 
 /** `models/gpt.py` for a file under the workspace root, else the file's name. */
 export function relativePath(uri: string, root: string | undefined): string {
-  const path = decodeURIComponent(uri.replace(/^file:\/\//, ''));
-  if (root && path.startsWith(`${root.replace(/\/$/, '')}/`)) return path.slice(root.replace(/\/$/, '').length + 1);
-  return path.split('/').pop() ?? path;
+  let file: string;
+  try {
+    file = fileURLToPath(uri);
+  } catch {
+    return uri; // not a file URI: shown as it is
+  }
+  const rel = root ? path.relative(root, file) : '';
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.basename(file);
 }
 
 function seconds(s: number): string {

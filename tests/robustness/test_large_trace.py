@@ -11,20 +11,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO
-
-SCRIPT = """\
-import torch
-
-
-def step(x):
-    y = x * 2
-    if y.sum() > 0:  # data-dependent: a break
-        y = y + 1
-    return y
-
-
-torch.compile(step, backend="eager")(torch.ones(8))
-"""
+from tracerun import BREAK_SCRIPT, record_trace
 
 
 def _grow(src: Path, dst: Path, size: int) -> int:
@@ -61,15 +48,9 @@ def _read(log: Path, ws: Path) -> tuple[dict[str, object], float]:
 def test_a_ten_times_larger_trace_is_read_in_the_same_memory(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "train.py").write_text(SCRIPT)
+    (ws / "train.py").write_text(BREAK_SCRIPT)
     trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, "train.py"],
-        cwd=ws,
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
+    record_trace(ws, "train.py", trace)
     (seed,) = trace.iterdir()
     small, large = tmp_path / "small.log", tmp_path / "large.log"
     n_small = _grow(seed, small, 20_000_000)

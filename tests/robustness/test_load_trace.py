@@ -3,43 +3,21 @@ since reading a trace runs no workspace code."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from raw_lsp import RawClient
-
-SCRIPT = """\
-import torch
-
-
-def step(x):
-    y = x * 2
-    if y.sum() > 0:  # data-dependent: a break
-        y = y + 1
-    return y
-
-
-torch.compile(step, backend="eager")(torch.ones(8))
-"""
+from tracerun import BREAK_SCRIPT, record_trace
 
 
 def test_a_trace_loads_in_restricted_mode_with_its_provenance(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "train.py").write_text(SCRIPT)
+    (ws / "train.py").write_text(BREAK_SCRIPT)
     trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, "train.py"],
-        cwd=ws,
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
-    (ws / "train.py").write_text(SCRIPT + "open('RAN', 'w').write('ran')\n")  # must not run
+    record_trace(ws, "train.py", trace)
+    (ws / "train.py").write_text(BREAK_SCRIPT + "open('RAN', 'w').write('ran')\n")  # must not run
     uri = (ws / "train.py").as_uri()
     client = RawClient(ws)
     try:
@@ -80,15 +58,9 @@ def test_run_findings_survive_a_restart_then_go_stale_when_the_file_changes(
 ) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "train.py").write_text(SCRIPT)
+    (ws / "train.py").write_text(BREAK_SCRIPT)
     trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, "train.py"],
-        cwd=ws,
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
+    record_trace(ws, "train.py", trace)
     uri = (ws / "train.py").as_uri()
     first = RawClient(ws)
     try:
@@ -107,7 +79,7 @@ def test_run_findings_survive_a_restart_then_go_stale_when_the_file_changes(
         assert d["code"] == "GB0170" and "stale" not in d["message"]
     finally:
         second.close()
-    (ws / "train.py").write_text(SCRIPT.replace("x * 2", "x * 3"))
+    (ws / "train.py").write_text(BREAK_SCRIPT.replace("x * 2", "x * 3"))
     third = RawClient(ws)
     try:
         third.initialize(ws, trusted=False, settings={"checks": ["breaks"]})

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO
+from tracerun import record_trace
 
 SCRIPT = """\
 import torch
@@ -63,13 +64,7 @@ def test_run_reports_the_scripts_break_with_its_provenance(tmp_path: Path) -> No
 def test_trace_of_a_plain_torch_trace_run_equals_run(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(SCRIPT)
     trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, "train.py"],
-        cwd=tmp_path,
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
+    record_trace(tmp_path, "train.py", trace)
     p = _cli("trace", str(trace), "--format", "json", cwd=tmp_path)
     doc = json.loads(p.stdout)
     assert _breaks(doc) == [("train.py", 6, "GB0170")]
@@ -80,13 +75,7 @@ def test_a_trace_recorded_under_another_root_maps_to_the_workspace(tmp_path: Pat
     ws.mkdir()
     (ws / "train.py").write_text(SCRIPT)
     trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, "train.py"],
-        cwd=ws,
-        env={**os.environ, "TORCH_TRACE": str(trace)},
-        check=True,
-        capture_output=True,
-    )
+    record_trace(ws, "train.py", trace)
     remote = tmp_path / "copied"
     remote.mkdir()
     for log in trace.iterdir():  # as if recorded on a cluster under /cluster/job/src

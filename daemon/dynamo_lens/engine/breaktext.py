@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..findings import Frame
+from ..findings import Finding, FindingData, Frame, Kind, Severity, gb_doc_url
 from .locate import display_path
 
 # torch's own name for the site, first line of each logged break (2.8 through 2.15).
@@ -119,3 +119,37 @@ def message(gb_type: str) -> str:
 def where(frame: Frame) -> str:
     """``torch/nn/modules/transformer.py:1245``: a library line as users know it."""
     return f"{display_path(frame.path)}:{frame.line}"
+
+
+def finding(
+    at: Frame,
+    parsed: Parsed,
+    origin: Frame | None,
+    stack: list[Frame],
+    *,
+    explanation: str | None = None,
+    data: FindingData | None = None,
+    target: str | None = None,
+) -> Finding:
+    """A graph break at ``at``, worded as torch explains it; ``origin``: the library frame
+    where torch broke, named in the message (the user's line may hold no `.item()`). The
+    worker's analysis and a run's trace both make theirs here."""
+    message_text = message(parsed.gb_type)
+    facts = FindingData(gb_type=parsed.gb_type)
+    facts.update(data or {})
+    if origin is not None:
+        message_text += f" in {where(origin)}"
+        facts["library"] = where(origin)
+    return Finding.on(
+        at,
+        Kind.GRAPH_BREAK,
+        Severity.WARNING,
+        message_text,
+        explanation=parsed.explanation if explanation is None else explanation,
+        hints=list(parsed.hints),
+        gb_id=parsed.gb_id,
+        doc_url=gb_doc_url(parsed.gb_id),
+        stack=stack,
+        target=target,
+        data=facts,
+    )

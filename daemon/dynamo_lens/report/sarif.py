@@ -77,14 +77,7 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
             if related := f.related():
                 r["relatedLocations"] = [
                     {
-                        **_location(
-                            fr.path,
-                            fr.line,
-                            fr.column or 1,
-                            fr.end_line or fr.line,
-                            fr.end_column or (fr.column or 1) + 1,
-                            root,
-                        ),
+                        **_location(fr.path, *fr.span(), root),
                         "id": i,
                         "message": {"text": label},
                     }

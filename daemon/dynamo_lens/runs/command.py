@@ -131,7 +131,7 @@ def _where(path: str, root: Path) -> str:
         return path
 
 
-def summary_text(reader: RunReader, root: Path) -> str:
+def summary_text(reader: RunReader, results: list[FileResult], root: Path) -> str:
     """The distinct-break table, costliest first, then each compiled function, for the text
     report."""
     out = []
@@ -144,7 +144,7 @@ def summary_text(reader: RunReader, root: Path) -> str:
             f"  {_where(r.path, root)}:{r.line} {r.gb_id or '-'} {r.what}: {r.count}× in "
             f"{r.frames} frame(s){ranks}, {r.compile_seconds:.2f} s"
         )
-    reports = reader.reports()
+    reports = [rep for r in results for rep in r.reports]
     if reports:
         out.append(
             f"Compiled functions ({len(reports)}); compile time: Dynamo "

@@ -27,7 +27,6 @@ from ..findings import (
     Kind,
     Severity,
     TargetReport,
-    gb_doc_url,
 )
 from .loaded import SummaryRow
 from .paths import PathMap
@@ -103,6 +102,7 @@ class RunReader:
         self.torch_version = ""
         self.unreadable = 0  # records that could not be understood
         self._frame_stats: dict[tuple[str, int], _FrameStats] = {}
+        self._stats_of: dict[tuple[object, object, object], _FrameStats] = {}  # by compile
         self._graphs: dict[tuple[object, object, object], int] = {}
 
     def _frame(self, path: str, line: int, name: str = "") -> Frame:
@@ -145,27 +145,7 @@ class RunReader:
         key = (at.path, at.line, breaktext.where(origin) if origin else "", key_o[1])
         s = self._breaks.get(key)
         if s is None:
-            message = breaktext.message(parsed.gb_type)
-            data: FindingData = {"gb_type": parsed.gb_type}
-            if origin is not None:
-                message += f" in {breaktext.where(origin)}"
-                data["library"] = breaktext.where(origin)
-            f = Finding(
-                kind=Kind.GRAPH_BREAK,
-                severity=Severity.WARNING,
-                path=at.path,
-                line=at.line,
-                column=at.column or 1,
-                end_line=at.end_line or at.line,
-                end_column=at.end_column or (at.column or 1) + 1,
-                message=message,
-                explanation=parsed.explanation,
-                hints=list(parsed.hints),
-                gb_id=parsed.gb_id,
-                doc_url=gb_doc_url(parsed.gb_id),
-                stack=frames,
-                data=data,
-            )
+            f = breaktext.finding(at, parsed, origin, frames)
             s = self._breaks[key] = _Site(f)
             self._by_origin.setdefault(key_o, s)
         s.count += 1
@@ -232,15 +212,11 @@ class RunReader:
             what = guards.what(g) + (f" in {breaktext.where(origin)}" if origin else "")
             fix = guards.FIX[g.kind].format(var=g.var, dim=g.dim or 0, seen=g.seen)
             data: FindingData = {"guard": g.text, "guard_kind": g.kind, "variable": g.var}
-            f = Finding(
-                kind=Kind.RECOMPILE,
-                severity=Severity.INFORMATION,
-                path=at.path,
-                line=at.line,
-                column=at.column or 1,
-                end_line=at.end_line or at.line,
-                end_column=at.end_column or (at.column or 1) + 1,
-                message=f"Recompile: {what} changed",
+            f = Finding.on(
+                at,
+                Kind.RECOMPILE,
+                Severity.INFORMATION,
+                f"Recompile: {what} changed",
                 explanation=f"torch's failed guard: `{g.text}`.",
                 hints=[fix],
                 stack=frames or [at],
@@ -276,6 +252,7 @@ class RunReader:
             st = self._frame_stats[(co, line)] = _FrameStats(co, line, name)
         cid = (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
         st.ids.add(cid)
+        self._stats_of[cid] = st
         if m.get("fail_type") is None:
             st.compiles += 1
             st.guards += int(_num(m.get("guard_count")))
@@ -301,16 +278,11 @@ class RunReader:
         if s is None:
             at = frame_at(co, line, str(rec.body.get("co_name") or ""))
             first = fail.strip().splitlines()[0] if fail.strip() else fail_type
-            f = Finding(
-                kind=Kind.ERROR,
-                severity=Severity.WARNING,
-                path=co,
-                line=line,
-                column=at.column or 1,
-                end_line=at.end_line or line,
-                end_column=at.end_column or 2,
-                message=f"torch.compile failed on {at.name or 'this frame'}: {fail_type}: "
-                f"{first[:200]}",
+            f = Finding.on(
+                at,
+                Kind.ERROR,
+                Severity.WARNING,
+                f"torch.compile failed on {at.name or 'this frame'}: {fail_type}: {first[:200]}",
                 explanation="The frame runs eagerly from then on.",
                 stack=[at],
             )
@@ -343,10 +315,8 @@ class RunReader:
         return f"{rel}::{st.name}@{st.line}"
 
     def _frame_of(self, ids: set[tuple[object, object, object]]) -> _FrameStats | None:
-        for st in self._frame_stats.values():
-            if st.ids & ids:
-                return st
-        return None
+        """The compiled function of any of these compilations."""
+        return next((self._stats_of[i] for i in ids if i in self._stats_of), None)
 
     def findings(self) -> list[Finding]:
         out = []

@@ -23,7 +23,8 @@ from typing import Any, TextIO
 
 _RECORD = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ \S+\] (?P<json>\{.*\})\s*$")
 _RANK_IN_NAME = re.compile(r"rank_(\d+)")
-_RESERVED = {
+# The keys of a record line beside its event: ids, rank, stack (torch/_logging/_internal.py).
+META_KEYS = {
     "rank",
     "compiled_autograd_id",
     "frame_id",
@@ -114,12 +115,12 @@ def _read_one(path: Path, stats: ReadStats, max_payload: int) -> Iterator[Record
         if pending is None:
             return None
         obj, parts, size = pending
-        names = [k for k in obj if k not in _RESERVED]
+        names = [k for k in obj if k not in META_KEYS]
         if not names:
             return None
         name = names[0]
         body = obj[name] if isinstance(obj[name], dict) else {"value": obj[name]}
-        meta = {k: v for k, v in obj.items() if k in _RESERVED}
+        meta = {k: v for k, v in obj.items() if k in META_KEYS}
         if "stack" in meta:
             meta["stack"] = _frames(meta["stack"], strings)
         if name == "dynamo_start" and "stack" in body:

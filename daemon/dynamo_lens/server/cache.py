@@ -97,18 +97,35 @@ class ResultCache:
         real = os.path.realpath(path)
         return real == str(self.workspace) or real.startswith(str(self.workspace) + os.sep)
 
-    def get(self, key: str, path: str | None = None) -> FileResult | None:
-        p = self._path(key)
+    def _entry(self, p: Path) -> dict[str, Any] | None:
+        """The entry at ``p``: None when there is none (or it is not ours to read: a symlink,
+        not a regular file); raises when it is corrupt or from another format."""
         if not self._safe_dir(p.parent) or p.is_symlink() or not _regular(str(p)):
             return None
         try:
             data = p.read_bytes()
         except OSError:
             return None
+        entry = msgpack.unpackb(data, raw=False, strict_map_key=False)
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+            raise ValueError("format")
+        return entry
+
+    def _drop(self, p: Path) -> bool:
+        if not self._safe_dir(p.parent) or p.is_symlink() or not p.is_file():
+            return False
         try:
-            entry = msgpack.unpackb(data, raw=False, strict_map_key=False)
-            if entry.get("format") != FORMAT:
-                raise ValueError("format")
+            p.unlink()
+            return True
+        except OSError:
+            return False
+
+    def get(self, key: str, path: str | None = None) -> FileResult | None:
+        p = self._path(key)
+        try:
+            entry = self._entry(p)
+            if entry is None:
+                return None
             result = from_wire(entry["result"], FileResult)
             if not self._valid(entry, result, path):
                 raise ValueError("an entry about another file or outside the workspace")
@@ -118,10 +135,7 @@ class ResultCache:
             return result
         except Exception:
             # Corrupt, forged or from another version: drop it; the next analysis rewrites it.
-            try:
-                p.unlink()
-            except OSError:
-                pass
+            self._drop(p)
             return None
 
     def _valid(self, entry: dict[str, Any], result: FileResult, path: str | None) -> bool:
@@ -168,13 +182,10 @@ class ResultCache:
 
     def get_run(self) -> LoadedRun | None:
         """The stored run, or None. Like an analysis entry: nothing outside the workspace."""
-        p = self.directory / RUN_ENTRY
-        if not self._safe_dir(p.parent) or p.is_symlink() or not _regular(str(p)):
-            return None
         try:
-            entry = msgpack.unpackb(p.read_bytes(), raw=False, strict_map_key=False)
-            if entry.get("format") != FORMAT:
-                raise ValueError("format")
+            entry = self._entry(self.directory / RUN_ENTRY)
+            if entry is None:
+                return None
             run = from_wire(entry["run"], LoadedRun)
             if not all(self._inside(r.path) for r in run.results):
                 raise ValueError("a run about files outside the workspace")
@@ -184,14 +195,7 @@ class ResultCache:
             return None
 
     def clear_run(self) -> bool:
-        p = self.directory / RUN_ENTRY
-        if not self._safe_dir(p.parent) or not p.is_file() or p.is_symlink():
-            return False
-        try:
-            p.unlink()
-            return True
-        except OSError:
-            return False
+        return self._drop(self.directory / RUN_ENTRY)
 
     def clear(self) -> int:
         """Delete this cache's entries: only names it writes, never through a symlink."""

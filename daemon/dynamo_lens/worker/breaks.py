@@ -17,7 +17,7 @@ from ..engine import breaktext
 from ..engine.breaktext import Parsed
 from ..engine.errors import frames_from_traceback
 from ..engine.locate import Workspace, clean_function_name, is_plumbing
-from ..findings import Finding, FindingData, Frame, Kind, Severity, gb_doc_url
+from ..findings import Finding, Frame
 from . import torchcompat
 from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call
@@ -199,31 +199,16 @@ def _merge_same_line(sites: list[Site]) -> list[Site]:
 
 
 def to_finding(site: Site, target: str) -> Finding:
-    at = site.at
     p = site.parsed
     chain = " → ".join(f"{f.name or '?'}:{f.line}" for f in site.frames)
-    message = _message(p.gb_type)
-    data: FindingData = {"gb_type": p.gb_type, "call_chain": chain}
-    if site.origin is not None:
-        # The user's line may hold no `.item()`: say where in the library torch broke.
-        message += f" in {where(site.origin)}"
-        data["library"] = where(site.origin)
-    return Finding(
-        kind=Kind.GRAPH_BREAK,
-        severity=Severity.WARNING,
-        path=at.path,
-        line=at.line,
-        column=at.column or 1,
-        end_line=at.end_line or at.line,
-        end_column=at.end_column or (at.column or 1) + 1,
-        message=message,
+    return breaktext.finding(
+        site.at,
+        p,
+        site.origin,
+        site.frames,
         explanation=p.explanation or _first_line(site.raw),
-        hints=list(p.hints),
-        gb_id=p.gb_id,
-        doc_url=gb_doc_url(p.gb_id),
-        stack=site.frames,
+        data={"call_chain": chain},
         target=target,
-        data=data,
     )
 
 

@@ -17,21 +17,8 @@ from typing import Any
 
 from ..engine.locate import clean_function_name
 from ..findings import Frame
+from ..runs.tracelog import META_KEYS
 
-_RESERVED = {
-    "rank",
-    "compiled_autograd_id",
-    "frame_id",
-    "frame_compile_id",
-    "attempt",
-    "severity",
-    "timestamp",
-    "pathname",
-    "thread",
-    "subgraph_name",
-    "stack",
-    "has_payload",
-}
 # Events we keep; the rest (graph dumps, inductor output) are dropped on arrival.
 _KEEP = {
     "compilation_metrics",
@@ -86,7 +73,7 @@ class TraceCapture(logging.Handler):
             s, idx = md["str"]
             self._state.strings[int(idx)] = s
             return
-        names = [k for k in md if k not in _RESERVED]
+        names = [k for k in md if k not in META_KEYS]
         if not names or names[0] not in _KEEP:
             return
         name = names[0]

@@ -41,12 +41,7 @@ def diagnostic(f: Finding) -> types.Diagnostic:
         types.DiagnosticRelatedInformation(
             location=types.Location(
                 uri=path_to_uri(fr.path),
-                range=lsp_range(
-                    fr.line,
-                    fr.column or 1,
-                    fr.end_line or fr.line,
-                    fr.end_column or (fr.column or 1) + 1,
-                ),
+                range=lsp_range(*fr.span()),
             ),
             message=label,
         )
