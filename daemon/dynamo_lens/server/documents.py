@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field, replace
 
+from ..engine.source import decode_source
 from ..findings import FileResult, Finding, FindingData, dedupe
 
 
@@ -17,7 +18,8 @@ class DocState:
     shown_text: str | None = None  # the text the shown findings' and hints' lines refer to
     analysed_text: str | None = None  # the text the current result came from
     result: FileResult | None = None
-    saved_hash: str | None = None  # bytes on disk when the editor last saved
+    saved_text: str | None = None  # what the editor held when it last saved
+    saved_hash: str | None = None  # the hash of those bytes on disk
     findings: list[Finding] = field(default_factory=list)  # shifted to the current text
     # Findings placed in this file by other files' results (a helper that breaks), by source.
     overlay: dict[str, list[Finding]] = field(default_factory=dict)
@@ -31,6 +33,14 @@ class DocState:
         taken = {(f.path, f.line) for f in out}
         out += [h for h in self.hints if (h.path, h.line) not in taken]
         return dedupe(out)
+
+
+def holds(data: bytes, text: str | None) -> bool:
+    """Whether ``data`` (a file's bytes) is ``text`` (what the editor saved; None: unknown).
+
+    An editor writes a file by truncating it and writing the new text: a read in between sees
+    an empty or half-written file, which no version the user has ever had."""
+    return text is None or decode_source("", data)[0] == text
 
 
 def shift_findings(findings: list[Finding], old: str, new: str, path: str) -> list[Finding]:

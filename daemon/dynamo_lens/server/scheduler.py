@@ -1,8 +1,9 @@
 """Which analysis runs next: one job per file, newest request wins, bursts debounced.
 
 A request for a file that is already queued replaces the queued one; a request for a file that
-is being analysed cancels that run. So fifty saves in a burst end in one analysis of the last
-version. Knows nothing of LSP or torch.
+is being analysed cancels that run. So a burst of saves shows the last version, and at most one
+earlier analysis (the one the first save of a quiet file starts at once) gets to finish before
+it. Knows nothing of LSP or torch.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class Job:
     reason: str
     due: float
     token: CancelToken = field(default_factory=CancelToken)
+    # How often this request has been put back (a save whose bytes were not yet on disk).
+    attempt: int = 0
 
 
 class Scheduler:
@@ -70,6 +73,24 @@ class Scheduler:
             self._cv.notify_all()
         self._on_change(self.count())
         return job
+
+    def retry(self, job: Job, delay: float) -> bool:
+        """Put ``job`` back to run again after ``delay`` seconds, unless a newer request for
+        its file has come in meanwhile (that one wins, as always)."""
+        with self._cv:
+            if job.path in self._pending:
+                return False
+            self._pending[job.path] = Job(
+                job.path,
+                job.version,
+                job.checks,
+                job.reason,
+                time.monotonic() + delay,
+                attempt=job.attempt + 1,
+            )
+            self._cv.notify_all()
+        self._on_change(self.count())
+        return True
 
     def cancel(self, path: str) -> None:
         with self._cv:

@@ -35,7 +35,7 @@ from ..static import Reconciler, analyze_source, reachable_functions
 from . import fixes
 from .cache import ResultCache, default_directory
 from .debounce import Debouncer
-from .documents import DocState, merge_results, shift_findings
+from .documents import DocState, holds, merge_results, shift_findings
 from .lastrun import LastRun, mark_stale
 from .scheduler import Job, Scheduler
 
@@ -45,6 +45,9 @@ from .scheduler import Job, Scheduler
 # waits this long for the next. Disk events are already debounced by the watcher; dependants
 # wait longest since several helpers may change together.
 _DELAY = {"open": 0.0, "save": 0.015, "disk": 0.05, "dependency": 0.3}
+# A save whose bytes are not on disk yet (the editor is still writing them) is read again after
+# these delays, then analysed as the disk has it; a newer save or disk event wins meanwhile.
+_REREAD = (0.05, 0.2, 0.8)
 
 PublishFn = Callable[[str, list[Finding], int | None], None]
 StatusFn = Callable[[dict[str, Any]], None]
@@ -110,7 +113,7 @@ class AnalysisService:
         self._unstored = 0
         self._stored = threading.Condition()
         self.scheduler = Scheduler(
-            self._run,
+            self._analysis_job,
             concurrency=max(1, config.workers),
             on_change=self._busy,
             on_error=self._job_failed,
@@ -302,9 +305,16 @@ class AnalysisService:
         doc.version = version
         if self._too_big(doc):
             return
+        doc.saved_text = doc.text
         try:
-            doc.saved_hash = content_hash(Path(path).read_bytes())
+            data: bytes | None = Path(path).read_bytes()
         except OSError:
+            data = None
+        if data is not None and holds(data, doc.saved_text):
+            doc.saved_hash = content_hash(data)
+        elif doc.saved_text is not None:  # still being written: the bytes it will hold
+            doc.saved_hash = content_hash(doc.saved_text.encode())
+        else:
             doc.saved_hash = None
         self._run_outdated(doc, doc.saved_hash)
         # The static pass waits: a save's analysis starts first, and a burst of saves is handled
@@ -443,8 +453,13 @@ class AnalysisService:
             # the user has; the save or watcher event for the new bytes brings the real one.
             self._log(f"{job.path}: analysis superseded (the file changed while it was analysed)")
             return None
+        if self.scheduler.has_pending(job.path) and job.reason != "command":
+            # A newer request came while this ran: its result would be shown only to be replaced.
+            self._log(f"{job.path}: analysis superseded by a newer request")
+            return None
         self._log(
-            f"{job.path}: {', '.join(checks)} in {time.monotonic() - t0:.2f} s ({job.reason})"
+            f"{job.path}: {', '.join(checks)} in {time.monotonic() - t0:.2f} s "
+            f"({job.reason}, v{job.version})"
         )
         return result, (None if result.interrupted else key)
 
@@ -473,13 +488,21 @@ class AnalysisService:
                 self._unstored -= 1
                 self._stored.notify_all()
 
-    def _run(self, job: Job) -> None:
+    def _analysis_job(self, job: Job) -> None:
+        """One scheduled analysis: read the file, analyse it (or take the cache's result),
+        publish, store; then the slower checks."""
         doc = self._doc(job.path)
         try:
             data = Path(job.path).read_bytes()
         except OSError as exc:
             self._log(f"cannot read {job.path}: {exc}")
             return
+        if job.reason == "save" and not holds(data, doc.saved_text):
+            if job.attempt < len(_REREAD):
+                if self.scheduler.retry(job, _REREAD[job.attempt]):
+                    self._log(f"{job.path}: not yet on disk as saved; reading it again")
+                return
+            self._log(f"{job.path}: the file on disk differs from what the editor saved")
         got = self._analyse(job, data, job.checks)
         if got is None:
             return

@@ -202,21 +202,26 @@ async function closePanel(page) {
   await page.keyboard.press('Escape');
 }
 
-/** Runs "Benchmark target…" and answers its pickers: filter text per step, Enter otherwise. */
-async function runBenchmarkPickers(page, answers = {}, start = () => runCommand(page, 'Dynamo Lens: Benchmark target…')) {
+const BENCHMARK_REQUEST = /Benchmark: \{/;
+
+/**
+ * Runs "Benchmark target…" and answers its pickers as they come: the filter text per step (once
+ * the list shows it), else Enter. Ends on the event that the pickers are done: the extension logs
+ * the request it sends ("Benchmark: {…}"). Between two pickers the extension asks the daemon for
+ * its devices, which can take seconds on a loaded machine: no picker in sight is not the end.
+ */
+async function runBenchmarkPickers(page, userDataDir, answers = {}, start = () => runCommand(page, 'Dynamo Lens: Benchmark target…')) {
+  const requests = () => readExtensionLog(userDataDir).split('\n').filter((l) => BENCHMARK_REQUEST.test(l)).length;
+  const before = requests();
   await start();
   const titles = [];
-  const deadline = Date.now() + 60000;
+  const deadline = Date.now() + 120000;
   let lastTitle = '';
   while (Date.now() < deadline) {
+    if (requests() > before) break;
     const st = await quickPickState(page);
-    if (!st) {
-      if (titles.length > 0) break;
-      await page.waitForTimeout(300);
-      continue;
-    }
-    if (st.title === lastTitle || !/Benchmark/.test(st.title) || st.rows.length === 0) {
-      await page.waitForTimeout(300);
+    if (!st || st.title === lastTitle || !/Benchmark/.test(st.title) || st.rows.length === 0) {
+      await page.waitForTimeout(200);
       continue;
     }
     lastTitle = st.title;
@@ -225,10 +230,14 @@ async function runBenchmarkPickers(page, answers = {}, start = () => runCommand(
     const step = /target/.test(st.title) ? 'target' : /mode/.test(st.title) ? 'mode' : /dynamic/.test(st.title) ? 'dynamic' : 'devices';
     if (answers[step]) {
       await input.fill(answers[step]);
-      await page.waitForTimeout(500);
+      // Enter takes the first row: wait until the filter has put the answer there.
+      await page
+        .locator('.quick-input-widget .monaco-list-row')
+        .first()
+        .filter({ hasText: answers[step] })
+        .waitFor({ state: 'visible', timeout: 20000 });
     }
     await input.press('Enter');
-    await page.waitForTimeout(500);
   }
   return titles;
 }
@@ -341,7 +350,7 @@ async function scenarioTrusted(t, browser) {
     await test(t, '"Dynamo Lens: Benchmark target…" from the command palette shows the result panel', page, async (d) => {
       await openFile(page, CNN);
       const tStart = Date.now();
-      const titles = await runBenchmarkPickers(page, { target: CNN });
+      const titles = await runBenchmarkPickers(page, prof.userDataDir, { target: CNN });
       d.pickers = titles;
       expect(titles.length >= 3, `expected the target, mode and dynamic pickers, saw ${JSON.stringify(titles.map((t) => t.title))}`);
       const progress = await page
@@ -410,7 +419,7 @@ async function scenarioTrusted(t, browser) {
       const lens = page.locator('.codelens-decoration a', { hasText: 'Benchmark' }).first();
       await lens.waitFor({ timeout: 30000 });
       // max-autotune on CPU compiles for long enough to cancel it midway.
-      d.pickers = (await runBenchmarkPickers(page, { mode: 'max-autotune', dynamic: 'dynamic on' }, () => lens.click())).map((t) => t.title);
+      d.pickers = (await runBenchmarkPickers(page, prof.userDataDir, { mode: 'max-autotune', dynamic: 'dynamic on' }, () => lens.click())).map((t) => t.title);
       expect(!d.pickers.some((t) => /target/.test(t)), 'the code lens asked for the target again');
       const toast = page.locator('.notification-toast', { hasText: 'benchmarking' }).first();
       await toast.waitFor({ timeout: 20000 });
@@ -503,18 +512,48 @@ async function scenarioTrusted(t, browser) {
       await page.keyboard.press('Control+A');
       await page.keyboard.press('Control+V');
       await page.keyboard.press('Control+S');
-      await page.waitForTimeout(500);
+      const settingsFile = path.join(prof.userDataDir, 'User', 'settings.json');
+      const savedBy = Date.now() + 20000;
+      while (Date.now() < savedBy && !fs.readFileSync(settingsFile, 'utf8').includes(JSON.stringify(alt))) {
+        await page.waitForTimeout(200);
+      }
       await page.keyboard.press('Escape');
       await runCommand(page, 'Dynamo Lens: Restart daemon');
-      const deadline = Date.now() + 60000;
+      // Coalescing, judged from the log's own order of requests and starts (how many requests
+      // overlap a running start depends on this machine's speed): a request while a start runs
+      // joins the one queued follow-up, so starts must equal what that rule allows. The queue is
+      // idle when every request has been served: no start runs and none is queued.
+      const replay = () => {
+        const events = readExtensionLog(prof.userDataDir)
+          .split('\n')
+          .slice(logLinesBefore)
+          .filter((l) => /Daemon \(re\)start requested|Daemon started in \d+ ms/.test(l));
+        let running = false;
+        let queued = false;
+        let allowed = 0;
+        for (const line of events) {
+          if (/requested/.test(line)) {
+            if (!running) {
+              running = true;
+              allowed += 1;
+            } else queued = true;
+          } else if (queued) {
+            queued = false;
+            allowed += 1;
+          } else running = false;
+        }
+        return { events, allowed, idle: !running && !queued };
+      };
+      const deadline = Date.now() + 120000;
       let daemons = [];
+      let queue = replay();
       while (Date.now() < deadline) {
-        await page.waitForTimeout(1000);
+        queue = replay();
         daemons = pythonProcesses(cs.proc.pid).daemons;
-        if (daemons.length === 1 && daemons[0].cmdline.join(' ').startsWith(alt) && !pidsBefore.includes(daemons[0].pid)) break;
+        const settled = daemons.length === 1 && daemons[0].cmdline.join(' ').startsWith(alt) && !pidsBefore.includes(daemons[0].pid);
+        if (settled && queue.idle) break;
+        await page.waitForTimeout(500);
       }
-      await page.waitForTimeout(5000); // a duplicate would show up now
-      daemons = pythonProcesses(cs.proc.pid).daemons;
       await runCommand(page, 'View: Close Editor');
       await openFile(page, LOSSES);
       d.startsBefore = before;
@@ -522,27 +561,7 @@ async function scenarioTrusted(t, browser) {
       d.daemonPids = { before: pidsBefore, after: daemons.map((p) => p.pid) };
       d.daemonCmd = daemons.map((p) => p.cmdline.join(' '));
       expect(d.startsAfter > before, 'the daemon was not restarted');
-      // Coalescing, judged from the log's own order of requests and starts (how many requests
-      // overlap a running start depends on this machine's speed): a request while a start runs
-      // joins the one queued follow-up, so starts must equal what that rule allows.
-      const events = readExtensionLog(prof.userDataDir)
-        .split('\n')
-        .slice(logLinesBefore)
-        .filter((l) => /Daemon \(re\)start requested|Daemon started in \d+ ms/.test(l));
-      let running = false;
-      let queued = false;
-      let allowed = 0;
-      for (const line of events) {
-        if (/requested/.test(line)) {
-          if (!running) {
-            running = true;
-            allowed += 1;
-          } else queued = true;
-        } else if (queued) {
-          queued = false;
-          allowed += 1;
-        } else running = false;
-      }
+      const { events, allowed } = queue;
       d.restartEvents = events;
       expect(d.startsAfter - before === allowed, `${d.startsAfter - before} starts where coalescing allows ${allowed}: not coalesced`);
       expect(d.startsAfter - before <= 4, `${d.startsAfter - before} starts for 3 restart requests and a setting change`);

@@ -90,11 +90,15 @@ export async function quickPickState(page) {
   return { title: title.trim(), rows };
 }
 
-/** Go to line N (1-based) in the active editor. */
+/** Go to line N (1-based) in the active editor: done when the status bar says "Ln N,". */
 export async function goToLine(page, line) {
   const input = await openQuickInput(page, `:${line}`);
   await input.press('Enter');
-  await page.waitForTimeout(150);
+  await page.waitForFunction(
+    (want) => [...document.querySelectorAll('.statusbar-item')].some((e) => new RegExp(`Ln ${want}, Col`).test(e.textContent ?? '')),
+    line,
+    { timeout: 20000 },
+  );
 }
 
 /**
@@ -224,10 +228,25 @@ export async function findWebviewFrame(page, selector, { timeoutMs = 30000 } = {
   return undefined;
 }
 
-/** The command palette's rows for a filter text (then closed): what it offers. */
+/**
+ * The command palette's rows for a filter text (then closed): what it offers. Read once the list
+ * is filtered: every row shows the text's first word (the prefix of our commands), or the palette
+ * says nothing matches.
+ */
 export async function paletteRows(page, text) {
   const input = await openQuickInput(page, `>${text}`);
-  await page.waitForTimeout(1000);
+  const word = text.split(/\s+/)[0];
+  await page.waitForFunction(
+    ({ sel, w }) => {
+      const widget = document.querySelector(sel);
+      if (!widget) return false;
+      const rows = [...widget.querySelectorAll('.monaco-list-row')].map((r) => r.textContent ?? '');
+      const message = widget.querySelector('.quick-input-message')?.textContent ?? '';
+      return (rows.length > 0 && rows.every((r) => r.includes(w))) || /no match/i.test(message) || (rows.length === 0 && /no/i.test(widget.textContent ?? ''));
+    },
+    { sel: quickInput, w: word },
+    { timeout: 20000 },
+  );
   const rows = await page.locator(`${quickInput} .monaco-list-row`).allTextContents();
   await input.press('Escape');
   return rows.map((r) => r.replace(/\s+/g, ' ').trim());
@@ -237,14 +256,22 @@ export async function paletteRows(page, text) {
 export async function answerOpenDialog(page, target, { timeoutMs = 20000 } = {}) {
   const input = page.locator(`${quickInput} .quick-input-box input`);
   await input.waitFor({ state: 'visible', timeout: timeoutMs });
-  await page.waitForTimeout(500);
+  // The dialog fills in its starting folder once it has read it: type after that, not before.
+  await page.waitForFunction((sel) => (document.querySelector(sel)?.value ?? '') !== '', `${quickInput} .quick-input-box input`, { timeout: timeoutMs });
   await input.fill(target);
-  await page.waitForTimeout(800);
+  await page.waitForFunction(({ sel, t }) => document.querySelector(sel)?.value === t, { sel: `${quickInput} .quick-input-box input`, t: target }, { timeout: timeoutMs });
   await input.press('Enter');
-  // Enter on a folder may first navigate into it; Enter again accepts it.
-  for (let i = 0; i < 3; i++) {
-    await page.waitForTimeout(1000);
+  // Enter on a folder may first navigate into it (the value becomes "folder/"); Enter again
+  // accepts it. Done when the dialog closes.
+  const deadline = Date.now() + timeoutMs;
+  let again = false;
+  while (Date.now() < deadline) {
     if (!(await page.locator(quickInput).isVisible())) return;
-    await input.press('Enter');
+    const value = await input.inputValue().catch(() => '');
+    if (!again && value.endsWith('/') && value.replace(/\/+$/, '') === target.replace(/\/+$/, '')) {
+      again = true;
+      await input.press('Enter');
+    }
+    await page.waitForTimeout(200);
   }
 }
