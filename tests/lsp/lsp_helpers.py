@@ -81,6 +81,21 @@ def change_and_save(client: LanguageClient, u: str, text: str, version: int) -> 
     )
 
 
+def record_publishes(client: LanguageClient) -> list[types.PublishDiagnosticsParams]:
+    """Every publishDiagnostics from now on, in order (pytest-lsp keeps the last per file).
+    A test waits for the publish of a document version: the event a fixed sleep would guess."""
+    seen: list[types.PublishDiagnosticsParams] = []
+    features = client.protocol.fm.features
+    inner = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def record(params: types.PublishDiagnosticsParams) -> Any:
+        seen.append(params)
+        return inner(params)
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    return seen
+
+
 def states(client: LanguageClient) -> list[str]:
     return [
         s.state if hasattr(s, "state") else s["state"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -35,10 +34,8 @@ def test_cancel_stops_the_job_and_keeps_the_worker(engine: Engine) -> None:
     pid_before = engine.pool._idle.queue[0].proc.pid  # type: ignore[union-attr]
     token = CancelToken()
     threading.Timer(2.0, token.cancel).start()
-    t0 = time.monotonic()
     res = engine.analyze_file(ROOT / "spins.py", ["breaks"], cancel=token)
-    assert res.cancelled
-    assert time.monotonic() - t0 < 30
+    assert res.cancelled  # spins.py never ends: only the cancel stops it
     pid_after = engine.pool._idle.queue[0].proc.pid  # type: ignore[union-attr]
     assert pid_after == pid_before, "a cooperative cancel must not cost a worker restart"
     # and the same worker still works
