@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[1] / "daemon/dynamo_lens/worker/data/gb_registry.json"
+OUT = Path(__file__).resolve().parents[1] / "daemon/dynamo_lens/texts/data/gb_registry.json"
 
 # Breaks that torch < 2.9 reports in text written before the registry: a prefix of that text,
 # and the id the registry gives the same break now (checked on torch 2.8.0).

@@ -34,7 +34,7 @@ def trace_events(files: list[str], root: Path) -> None:
 
     import torch
     import torch._logging._internal as internal
-    from dynamo_lens.engine.locate import Workspace
+    from dynamo_lens.texts.locate import Workspace
     from dynamo_lens.worker import usercode
     from dynamo_lens.worker.tracecapture import TraceCapture
 
@@ -119,8 +119,8 @@ def main() -> int:
 
     from dynamo_lens.config import load
     from dynamo_lens.engine.analysis import might_have_targets
-    from dynamo_lens.engine.locate import Workspace
     from dynamo_lens.engine.source import iter_python_files
+    from dynamo_lens.texts.locate import Workspace
     from dynamo_lens.worker import jobs
 
     root = Path(os.path.realpath(args.workspace))

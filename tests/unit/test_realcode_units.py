@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dynamo_lens.engine.declarations import Declarations
-from dynamo_lens.engine.locate import display_path, is_plumbing
 from dynamo_lens.findings import Finding, Kind, Severity
+from dynamo_lens.texts.locate import display_path, is_plumbing
 
 
 def test_a_workspace_that_declares_nothing_guesses_everywhere(tmp_path: Path) -> None:

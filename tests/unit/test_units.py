@@ -11,7 +11,6 @@ from pathlib import Path
 import msgpack
 import pytest
 from dynamo_lens.config import Config, apply, load
-from dynamo_lens.engine.locate import Workspace, expression_span, parameter_span
 from dynamo_lens.engine.protocol import Channel, ChannelClosed
 from dynamo_lens.engine.source import decode_source, syntax_error
 from dynamo_lens.findings import (
@@ -27,6 +26,7 @@ from dynamo_lens.findings import (
     to_wire,
 )
 from dynamo_lens.report import jsonout, sarif, text
+from dynamo_lens.texts.locate import Workspace, expression_span, parameter_span
 
 
 def _channel_pair() -> tuple[Channel, Channel]:

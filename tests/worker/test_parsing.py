@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dynamo_lens.engine.locate import Workspace
+from dynamo_lens.texts.locate import Workspace
 
 
 def test_recompile_reason_parsing(tmp_path: Path) -> None:

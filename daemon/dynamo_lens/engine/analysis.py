@@ -17,10 +17,10 @@ from typing import Any
 
 from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
 from ..findings import FileResult, Finding, TargetId, TargetReport, from_wire
+from ..texts.errors import error_at, error_from_death
+from ..texts.locate import Workspace
 from .cancel import CancelToken
 from .declarations import Declarations
-from .errors import error_at, error_from_death
-from .locate import Workspace
 from .pool import (
     LOG_LINES_PER_JOB,
     JobCancelled,

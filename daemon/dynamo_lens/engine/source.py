@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..findings import Finding
-from .errors import error_at
+from ..texts.errors import error_at
 
 
 def content_hash(data: bytes) -> str:

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..engine.locate import Workspace
 from ..findings import FileResult
+from ..texts.locate import Workspace
 from .extract import RunReader
 from .paths import PathMap
 from .tracelog import ReadStats, read

@@ -1,5 +1,5 @@
 """Findings from a run's structured trace: the same ``Finding`` the engine makes, with the
-same wording (``engine.breaktext``, ``engine.guards``), attributed to ranks.
+same wording (``texts.breaktext``, ``texts.guards``), attributed to ranks.
 
 Graph breaks: each ``dynamo_graph_break_reason`` artifact, at the deepest workspace frame of
 its traceback (else the outermost frame that is the user's, e.g. the training script's call),
@@ -16,8 +16,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..engine import breaktext, guards
-from ..engine.locate import Workspace, frame_at, is_plumbing, library_frame
 from ..engine.source import file_hash
 from ..findings import (
     FileResult,
@@ -28,6 +26,8 @@ from ..findings import (
     Severity,
     TargetReport,
 )
+from ..texts import breaktext, guards
+from ..texts.locate import Workspace, frame_at, is_plumbing, library_frame
 from .loaded import SummaryRow
 from .paths import PathMap
 from .tracelog import Record

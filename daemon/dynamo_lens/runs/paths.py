@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..engine.locate import Workspace
 from ..engine.source import iter_python_files
+from ..texts.locate import Workspace
 
 
 class PathMap:

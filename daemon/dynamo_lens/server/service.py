@@ -20,7 +20,6 @@ from typing import Any
 from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
 from ..engine.analysis import Engine
 from ..engine.cancel import CancelToken
-from ..engine.locate import Workspace
 from ..engine.source import (
     content_hash,
     decode_source,
@@ -32,6 +31,7 @@ from ..findings import FileResult, Finding, Kind, Severity, TargetId, TargetRepo
 from ..runs.command import TracedRun, trace_results
 from ..runs.loaded import LoadedRun
 from ..static import Reconciler, analyze_source, reachable_functions
+from ..texts.locate import Workspace
 from . import fixes
 from .cache import ResultCache, default_directory
 from .debounce import Debouncer

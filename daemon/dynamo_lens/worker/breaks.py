@@ -13,11 +13,11 @@ from typing import Any
 
 import torch
 
-from ..engine import breaktext
-from ..engine.breaktext import Parsed
-from ..engine.errors import frames_from_traceback
-from ..engine.locate import Workspace, clean_function_name, is_plumbing
 from ..findings import Finding, Frame
+from ..texts import breaktext
+from ..texts.breaktext import Parsed
+from ..texts.errors import frames_from_traceback
+from ..texts.locate import Workspace, clean_function_name, is_plumbing
 from . import torchcompat
 from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call

@@ -11,8 +11,8 @@ from typing import Any
 import torch
 from torch.utils._pytree import keystr, tree_flatten_with_path
 
-from ..engine.locate import name_span
 from ..findings import Finding, Kind, Severity
+from ..texts.locate import name_span
 from .devices import place
 from .usercode import Call, Target
 

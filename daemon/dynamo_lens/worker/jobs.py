@@ -19,9 +19,9 @@ from typing import Any
 import torch
 
 from ..config import Config
-from ..engine.errors import error_from_exception, safe_str
-from ..engine.locate import Workspace, frame_at
 from ..findings import Finding, Frame, Kind, TargetId, TargetReport, dedupe, to_wire
+from ..texts.errors import error_from_exception, safe_str
+from ..texts.locate import Workspace, frame_at
 from . import breaks, devices, equivalence, recompiles, timings
 from .cancel import Cancelled
 from .usercode import (

@@ -19,7 +19,8 @@ from typing import Any
 
 import torch
 
-from ..engine.guards import (
+from ..findings import Finding, FindingData, Frame, Kind, Severity
+from ..texts.guards import (
     FILE_RE,
     FIX,
     HINT_RE,
@@ -28,8 +29,8 @@ from ..engine.guards import (
     Guard,
     classify,
 )
-from ..engine.guards import what as _what
-from ..engine.locate import (
+from ..texts.guards import what as _what
+from ..texts.locate import (
     Workspace,
     call_line,
     clean_function_name,
@@ -40,7 +41,6 @@ from ..engine.locate import (
     parameter_span,
     source_line,
 )
-from ..findings import Finding, FindingData, Frame, Kind, Severity
 from . import torchcompat
 from .breaks import where
 from .tracecapture import TraceCapture

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from ..engine import breaktext
+from ..texts import breaktext
 
 SUPPORTED = ((2, 8), (2, 15))
 VERSION: tuple[int, int] = tuple(  # type: ignore[assignment]

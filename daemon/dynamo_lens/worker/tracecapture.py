@@ -15,9 +15,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.locate import clean_function_name
 from ..findings import Frame
 from ..runs.tracelog import META_KEYS
+from ..texts.locate import clean_function_name
 
 # Events we keep; the rest (graph dumps, inductor output) are dropped on arrival.
 _KEEP = {

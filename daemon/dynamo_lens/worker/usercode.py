@@ -20,8 +20,8 @@ import torch
 from torch import nn
 
 from ..config import is_example_name
-from ..engine.locate import Workspace, call_site_line, definition_line
 from ..findings import TargetId
+from ..texts.locate import Workspace, call_site_line, definition_line
 
 
 @dataclass

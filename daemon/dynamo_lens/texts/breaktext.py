@@ -22,7 +22,7 @@ SITE_RE = re.compile(r"^Graph break.*? in user code at (?P<path>.+):(?P<line>\d+
 URL_RE = re.compile(r"https://\S+/gb/gb(\d+)\.html")
 TB_FRAME_RE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+), in (?P<name>\S+)')
 # The graph-break id table built from torch 2.15's registry (scripts/gb_registry.py).
-_TABLE = Path(__file__).resolve().parent.parent / "worker" / "data" / "gb_registry.json"
+_TABLE = Path(__file__).resolve().parent / "data" / "gb_registry.json"
 
 
 @functools.lru_cache(maxsize=1)
