@@ -33,3 +33,12 @@ def record_trace(cwd: Path, script: str, trace: Path) -> Path:
         capture_output=True,
     )
     return trace
+
+
+def break_trace(tmp: Path) -> tuple[Path, Path]:
+    """A workspace ``tmp/ws`` whose ``train.py`` breaks once (``BREAK_SCRIPT``), and the trace
+    of its run in ``tmp/trace``: (workspace, trace folder)."""
+    ws = tmp / "ws"
+    ws.mkdir()
+    (ws / "train.py").write_text(BREAK_SCRIPT)
+    return ws, record_trace(ws, "train.py", tmp / "trace")

@@ -44,6 +44,7 @@ from common import FLOOR_SRC, diff_cell, fmt_ms, paired_ratio, q_ratio, ratio_ce
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+NOTES = "<!-- Notes by hand from here on: bench_breaks.py keeps them when it rewrites the file. -->"
 
 # The floor, as source text: the helper execs it, and the naive variant runs it with `python -c`.
 NAIVE_SRC = FLOOR_SRC + (
@@ -137,9 +138,6 @@ def serve(root: str) -> int:
     ph.wrap(TraceCapture, "emit", "TraceCapture.emit (handler body)")
     ph.wrap(breaks, "find_breaks", "breaks: find_breaks total (explain under TraceCapture + sites)")
     noop = lambda **_k: None  # noqa: E731
-    from dynamo_lens.engine import locate
-
-    ws_root = locate.Workspace(Path(root), cfg.excludes)
 
     def jobs_file(path: str) -> dict[str, Any]:
         base = {"root": root, "path": path, "config": cfg.to_dict(), "config_targets": []}
@@ -180,23 +178,6 @@ def serve(root: str) -> int:
             res = jobs_file(req["path"])
         elif op == "rss":
             res = rss_kb()
-        elif op == "scan":
-            # One Workspace.contains() pass over sys.modules, as purge_workspace_modules and
-            # discover_job's import list each do (uncached), median of 5.
-            files_ = [
-                f for m_ in list(sys.modules.values()) if (f := getattr(m_, "__file__", None))
-            ]
-            times = []
-            for _ in range(5):
-                t = time.perf_counter()
-                for f in files_:
-                    ws_root.contains(f)
-                times.append(time.perf_counter() - t)
-            res = {
-                "modules": len(sys.modules),
-                "with_file": len(files_),
-                "scan_s": statistics.median(times),
-            }
         else:
             res = {"error": op}
         _ = usercode  # imported so its import cost is not inside any timing
@@ -296,31 +277,9 @@ def main() -> int:
         print("config:", p, file=sys.stderr)
 
     helper = Helper(root)
-    probe: list[tuple[str, float]] = []
-    worker_modules: list[int] = []
-
-    def on_log(line: str) -> None:
-        if "DLPROBE " in line:
-            op, secs, nmods = line.split("DLPROBE ", 1)[1].split()
-            probe.append((op, float(secs)))
-            worker_modules.append(int(nmods))
-
-    engine = Engine(root, cfg, on_log=on_log)
-    # The worker inherits os.environ when it starts: put the probe on its PYTHONPATH only.
-    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "DYNAMO_LENS_BENCH_PROBE")}
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in [str(HERE / "worker_probe"), saved["PYTHONPATH"] or ""] if p
-    )
-    os.environ["DYNAMO_LENS_BENCH_PROBE"] = "1"
+    engine = Engine(root, cfg)
     t0 = time.monotonic()
-    try:
-        env = engine.environment()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    env = engine.environment()
     t_env = time.monotonic() - t0
     rss_engine_started = rss_kb()
     worker_pid = engine.pool._all[0].proc.pid  # type: ignore[union-attr]
@@ -362,8 +321,6 @@ def main() -> int:
     )
     rss_parent_warm = rss_kb()
     rss_helper_warm = helper.ask("rss")
-    scan = helper.ask("scan")
-
     samples: dict[str, dict[str, list[float]]] = {v: {f: [] for f in files} for v in VARIANTS}
     extra: dict[str, dict[str, list[dict[str, Any]]]] = {
         v: {f: [] for f in files} for v in VARIANTS
@@ -373,23 +330,10 @@ def main() -> int:
             k = (rnd + fi) % len(variants)
             for v in variants[k:] + variants[:k]:
                 if v == "warm":
-                    probe.clear()
                     s = time.perf_counter()
                     res = engine.analyze_file(Path(f), ["breaks"])
                     samples[v][f].append(time.perf_counter() - s)
-                    n_jobs = 1 + len(
-                        res.reports
-                    )  # discover + one analyze per unit (1 target each here)
-                    end = time.monotonic() + 2.0
-                    while len(probe) < n_jobs and time.monotonic() < end:
-                        time.sleep(0.005)  # the probe line travels on the output pipe
-                    extra[v][f].append(
-                        {
-                            "breaks": sum(r.break_count for r in res.reports),
-                            "worker_s": sum(t for _, t in probe),
-                            "jobs": len(probe),
-                        }
-                    )
+                    extra[v][f].append({"breaks": sum(r.break_count for r in res.reports)})
                 elif v == "naive":
                     wall, r = naive(root, f)
                     samples[v][f].append(wall)
@@ -448,11 +392,6 @@ def main() -> int:
 
     # Decomposition of the warm - floor gap (medians of per-round totals).
     m = {v: statistics.median(tot[v]) for v in variants}
-    worker_tot = [
-        sum(extra["warm"][f][i]["worker_s"] for f in files) for i in range(len(tot["warm"]))
-    ]
-    m_worker = statistics.median(worker_tot)
-    probe_ok = all(extra["warm"][f][i]["jobs"] >= 2 for f in files for i in range(len(tot["warm"])))
     chain = [
         ("structured-trace capture (floor+trace − floor)", tot["floor_trace"], tot["floor"]),
         (
@@ -461,11 +400,10 @@ def main() -> int:
             tot["floor_trace"],
         ),
         (
-            "same jobs inside the real worker process (worker-side job time − jobs)",
-            worker_tot,
+            "the worker process, pipes, msgpack, engine parent (warm − jobs)",
+            tot["warm"],
             tot["jobs"],
         ),
-        ("pipes, msgpack, engine parent (warm − worker-side job time)", tot["warm"], worker_tot),
     ]
     decomp = [
         "| step | ms per round, all files: median [IQR] of the paired per-round differences | share of gap |",
@@ -481,11 +419,6 @@ def main() -> int:
     same_all = all(r["findings"] == info[f]["findings"] for f in files for r in extra["jobs"][f])
     decomp.append(
         f"Findings of the in-process jobs identical in the warm-up and every round: {same_all}."
-    )
-    decomp.append("")
-    decomp.append(
-        f"Worker-side job time comes from `worker_probe/sitecustomize.py` (each job's own time, printed by the "
-        f"worker; median per round {m_worker * 1e3:.0f} ms; every job reported: {probe_ok})."
     )
 
     # Phases inside the jobs variant (median per round, summed over files).
@@ -557,15 +490,6 @@ def main() -> int:
     def phase_ms(key: str) -> float:
         return statistics.median(per_round_phase.get(key, [0.0])) * 1e3
 
-    disc_ms = (
-        statistics.median([sum(extra["jobs"][f][i]["discover"] for f in files) for i in range(n)])
-        * 1e3
-    )
-    _, trace_cell = diff_cell(tot["floor_trace"], tot["floor"])
-    _, boundary_cell = diff_cell(tot["warm"], worker_tot)
-    _, inworker_cell = diff_cell(worker_tot, tot["jobs"])
-    status1 = "**fixed in f71e467** (`locate._contains`, an `lru_cache` per process)"
-    status2 = "**fixed in f71e467** (`_frames_from_text(text, ws)`)"
     now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     hist_rows: list[dict[str, Any]] = []
     if args.history:
@@ -609,51 +533,6 @@ def main() -> int:
         ]
     )
 
-    responsible_md = f"""## Which code was responsible, and what is left
-
-Before commit f71e467 this benchmark (same command, two runs on 2026-12-02, commit 4fd7d44 and its
-parent) measured warm/floor **1.85× [1.66–1.94]** and **1.88× [1.85–1.92]**, well above the 1.3× target.
-Phase timers (table above) and a cProfile (`bench/engine/profile_breaks.py`) put about 90 % of the gap in
-two places of Dynamo Lens's own worker code, not in torch, the pipes or the parent:
-
-1. **`discover_job` scanned all of `sys.modules` twice per file, uncached** — {status1}.
-   `purge_workspace_modules` (`daemon/dynamo_lens/worker/usercode.py:79`) and the `imports` list in
-   `discover_job` (`daemon/dynamo_lens/worker/jobs.py:85-91`) call `Workspace.contains` for each of the
-   ~2.4k loaded modules; `contains` (`daemon/dynamo_lens/locate.py:44`) did `os.path.realpath` (an `lstat`
-   per path component) and two `Path` constructions per file. One pass took 61 ms, so each file paid
-   ~120 ms before any user code ran (`discover: purge modules` was 480–690 ms per round for 7 files, the
-   import list as much again). A cache must live at module level: `jobs._workspace` builds a new
-   `Workspace` per job. This run: one pass over {scan["with_file"]} files takes {scan["scan_s"] * 1e3:.1f} ms;
-   `discover_job` is {disc_ms:.0f} ms per round for all files.
-2. **`_frames_from_text` located every frame of torch's traceback text** — {status2}.
-   When a break artifact's `real_stack` has no workspace frame, `collect_sites`
-   (`daemon/dynamo_lens/worker/breaks.py`) falls back to `_frames_from_text`, which called `frame_at` for
-   every `File "..."` line, torch's frames included; `frame_at` → `expression_span` →
-   `_innermost_statement` (`locate.py:136`) `ast.walk`s the whole torch module (e.g.
-   `torch/_dynamo/symbolic_convert.py`) per frame, and `add()` then dropped those frames. Filtering to
-   `ws.contains(path)` first gives identical findings. `breaks: collect_sites` was 170–250 ms per round;
-   this run: {phase_ms("breaks: collect_sites (frames, AST spans)"):.1f} ms.
-
-With both fixes emulated by patching (same helper, interleaved), the jobs took 1.02×–1.12× of the floor
-with identical findings in every round, projecting warm/floor ≈ 1.0–1.14×; f71e467 then put both into the
-code. What is left in this run, per round for all {len(files)} files:
-
-- structured-trace capture (`TraceCapture`; torch builds every `trace_structured` payload — chromium
-  events, guard strings, graph code — once the `torch.__trace` logger has a handler, and `emit` keeps a
-  few): floor+trace − floor = {trace_cell} ms (`profile_breaks.py` puts it at ~80–120 ms per pass, most of
-  it `chromium_event`, `dynamo_cpp_guards_str` and `dynamo_output_graph`);
-- `discover_job` (purge, import, list units, import list): {disc_ms:.0f} ms; `targets_of` (calls
-  `compile_example`, `inspect.getsourcelines` for target locations): {phase_ms("analyze: targets_of (calls compile_example)"):.0f} ms;
-- the worker process versus the same code in-process: {inworker_cell} ms — noise, not code: over six
-  development runs this step ranged from −433 to +533 ms, and a dedicated check (2026-12-02: helper
-  `jobs` vs the worker's own job time only, 4 interleaved rounds, once with the parent's 50 ms poll and
-  RSS check turned off) gave medians of 4491 / 4472 / 4531 ms;
-- pipes, msgpack (~11 KiB of results per round) and the engine parent: {boundary_cell} ms.
-
-None of these needs a change for the breaks check at this size. If the trace capture ever matters, the
-lever is to listen to fewer events (for instance the `graph_breaks` artifact logger) instead of the whole
-structured trace, since torch builds every payload as soon as any handler is attached."""
-
     md = f"""# Breaks check: warm worker vs bare `explain` floor
 
 Generated by `bench/engine/bench_breaks.py` on {now}.
@@ -682,8 +561,6 @@ Target warm/floor ≤ 1.3×: **{"met" if paired_ratio(tot["warm"], tot["floor"])
 
 {chr(10).join(floor_parts)}
 
-{responsible_md}
-
 ## Memory
 
 | process | RSS | peak (VmHWM) |
@@ -709,7 +586,12 @@ which nothing compiles (losses: `graph_break_count` 0, one finding). The number 
 the number of graph-break rows in `example_workspace/EXPECTED.md`. Files without targets are skipped
 (`common.py`: its break is reported through cnn's example).
 """
-    Path(args.out).write_text(md)
+    # The hand-written notes after NOTES in the results file (what the numbers led to) stay.
+    out = Path(args.out)
+    old = out.read_text() if out.exists() else ""
+    if NOTES in old:
+        md = md.rstrip() + "\n\n" + old[old.index(NOTES) :]
+    out.write_text(md)
     print(md)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

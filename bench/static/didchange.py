@@ -2,9 +2,9 @@
 
 Measures, on the example workspace's model files, the two parts of a keystroke in the daemon
 (``AnalysisService`` in Restricted Mode, so no worker starts): the synchronous ``change()``
-handler (shifting existing findings, arming the 0.15 s static debounce) and the debounced
-static pass (``analyze_source`` + ``Reconciler.visible``) that follows. Medians and IQR over
-repeats, one edit per repeat (a comment appended to a different line each time).
+handler (recording the text, arming the static pass's 0.1 s debounce) and the debounced static
+pass (``Hints.compute``: ``analyze_source`` + ``Reconciler.visible``) that follows. Medians and
+IQR over repeats, one edit per repeat (a comment appended to a different line each time).
 
     .venv/bin/python bench/static/didchange.py
 """
@@ -42,7 +42,7 @@ def main() -> int:
         text = path.read_text()
         lines = text.splitlines()
         svc.open(str(path), text, 1)
-        doc = svc.docs[str(path)]
+        doc = svc.docs.get(str(path))
         handler, static = [], []
         for i in range(repeats):
             k = i % len(lines)
@@ -50,7 +50,7 @@ def main() -> int:
             t0 = time.perf_counter()
             svc.change(str(path), edited, i + 2)
             t1 = time.perf_counter()
-            svc._static(doc)
+            svc.hints.compute(doc)
             t2 = time.perf_counter()
             handler.append((t1 - t0) * 1e3)
             static.append((t2 - t1) * 1e3)

@@ -1,5 +1,6 @@
-"""``dynamo-lens``: ``check`` files or folders from the command line (for CI and code scanning),
-``doctor`` the interpreter, ``serve`` the language server."""
+"""``dynamo-lens``: ``check`` files or folders (for CI and code scanning), ``run`` a command
+with torch's structured trace on and report what it saw, ``trace`` the logs of a run made
+elsewhere, ``doctor`` the interpreter, ``serve`` the language server."""
 
 from __future__ import annotations
 
@@ -217,21 +218,18 @@ def _runs(args: argparse.Namespace) -> int:
         if not cmd:
             print("dynamo-lens: run wants a command after --", file=sys.stderr)
             return EXIT_ERROR
-        run = TracedRun(cmd, root)
-        code = run.wait()
-        paths, provenance = [run.trace_dir], run.provenance
+        traced = TracedRun(cmd, root)
+        code = traced.wait()
+        paths, provenance = [traced.trace_dir], traced.provenance
     else:
         paths, provenance, code = list(args.paths), "trace " + " ".join(map(str, args.paths)), 0
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
             return EXIT_ERROR
-    results, stats, reader = trace_results(paths, root, maps, provenance)
-    if stats.skipped_count:
-        print(
-            f"dynamo-lens: skipped {stats.skipped_count} unreadable trace line(s)",
-            file=sys.stderr,
-        )
+    run = trace_results(paths, root, maps, provenance)
+    if run.skipped:
+        print(f"dynamo-lens: skipped {run.skipped} unreadable trace line(s)", file=sys.stderr)
     if code:
         print(f"dynamo-lens: the command exited with code {code}", file=sys.stderr)
     if args.command == "run":
@@ -239,14 +237,14 @@ def _runs(args: argparse.Namespace) -> int:
         print(f"dynamo-lens: torch's trace of the run is in {paths[0]}", file=sys.stderr)
     env = {
         "run": provenance,
-        "torch": reader.torch_version or None,
+        "torch": run.torch or None,
         "exit_code": code,
-        "trace_files": stats.files,
-        "trace_records": stats.records,
-        "summary": [vars(r) for r in reader.summary()],
+        "trace_files": run.files,
+        "trace_records": run.records,
+        "summary": [vars(r) for r in run.summary],
     }
-    code = _emit(results, root, env, args)
-    if args.format == "text" and (table := summary_text(reader, results, root)):
+    code = _emit(run.results, root, env, args)
+    if args.format == "text" and (table := summary_text(run, root)):
         print(table)
     return code
 

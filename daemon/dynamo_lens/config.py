@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,66 +51,6 @@ DEFAULT_EXCLUDES = (
 )
 
 
-@dataclass
-class Config:
-    # "auto" means cpu plus every CUDA device the worker finds.
-    devices: list[str] = field(default_factory=lambda: ["auto"])
-    checks: list[str] = field(default_factory=lambda: list(ALL_CHECKS))
-    checks_on_save: list[str] = field(default_factory=lambda: ["breaks", "recompiles"])
-    backend: str = "inductor"
-    mode: str = "default"
-    # None: torch's default (automatic dynamic shapes after the first recompile).
-    dynamic: bool | None = None
-    rtol: float | None = None
-    atol: float | None = None
-    # Compare gradients: "auto" when the target has parameters that require grad.
-    grads: str = "auto"
-    timeout: float = 120.0
-    workers: int = 1
-    memory_limit_mb: int = 8192
-    excludes: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDES))
-    # Extra example functions or targets elsewhere: "path/to/file.py:name".
-    targets: list[str] = field(default_factory=list)
-    # Try zero-config guesses for argument-free nn.Module classes.
-    guess_targets: bool = True
-    # Show breaks and recompiles whose cause is in library code (on the user's calling line).
-    library_findings: bool = True
-    recompile_probes: int = 4
-    # CPU threads while timing (torch.utils.benchmark's default is 1: comparable, stable).
-    timing_threads: int = 1
-    recompile_limit: int = 8
-    keep_diagnostics_on_close: bool = True
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    def fingerprint(self) -> dict[str, Any]:
-        """The settings that change analysis results (cache key material)."""
-        d = self.to_dict()
-        for k in ("workers", "keep_diagnostics_on_close", "checks_on_save"):
-            d.pop(k, None)
-        return d
-
-
-ALIASES = {
-    "checksOnSave": "checks_on_save",
-    "memoryLimitMb": "memory_limit_mb",
-    "guessTargets": "guess_targets",
-    "libraryFindings": "library_findings",
-    "recompileProbes": "recompile_probes",
-    "recompileLimit": "recompile_limit",
-    "timingThreads": "timing_threads",
-    "keepDiagnosticsOnClose": "keep_diagnostics_on_close",
-    "workerCount": "workers",
-}
-
-
-def _norm_key(key: str) -> str:
-    if key in ALIASES:
-        return ALIASES[key]
-    return key.replace("-", "_")
-
-
 def _as_str_list(value: Any) -> list[str] | None:
     if isinstance(value, str):
         return [value]
@@ -118,93 +59,148 @@ def _as_str_list(value: Any) -> list[str] | None:
     return None
 
 
-def _check_list(value: Any) -> list[str] | None:
+# Validators: (ok, the value normalised) for a value from pyproject.toml or the editor.
+Check = Callable[[Any], tuple[bool, Any]]
+
+
+def _checks(value: Any) -> tuple[bool, Any]:
     items = _as_str_list(value)
-    if items is None:
-        return None
     if items == ["all"]:
-        return list(ALL_CHECKS)
-    if all(i in ALL_CHECKS for i in items):
-        return items
-    return None
+        return True, list(ALL_CHECKS)
+    return items is not None and all(i in ALL_CHECKS for i in items), items
 
 
-def _devices(value: Any) -> list[str] | None:
+def _devices(value: Any) -> tuple[bool, Any]:
     items = _as_str_list(value)
-    if not items:
-        return None
-    for d in items:
-        if d in ("auto", "cpu", "cuda"):
-            continue
-        if d.startswith("cuda:") and d[5:].isdigit():
-            continue
-        return None
-    return items
+    ok = bool(items) and all(
+        d in ("auto", "cpu", "cuda") or (d.startswith("cuda:") and d[5:].isdigit())
+        for d in items or []
+    )
+    return ok, items
 
 
-def _pos_number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        return None
-    return float(value)
+def _str_list(value: Any) -> tuple[bool, Any]:
+    items = _as_str_list(value)
+    return items is not None, items
 
 
-def _pos_int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        return None
-    return value
+def _name(value: Any) -> tuple[bool, Any]:
+    return isinstance(value, str) and bool(value), value
 
 
-def _opt_tol(value: Any) -> float | bool | None:
-    # Returns False for "invalid" so None ("use the dtype default") stays expressible.
+def _mode(value: Any) -> tuple[bool, Any]:
+    return value in MODES, value
+
+
+def _dynamic(value: Any) -> tuple[bool, Any]:
+    if value in (None, "auto"):
+        return True, None
+    return isinstance(value, bool), value
+
+
+def _tolerance(value: Any) -> tuple[bool, Any]:
+    # None stays expressible: "use the dtype's default".
     if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        return False
-    return float(value)
+        return True, None
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
+    return ok, float(value) if ok else value
 
 
-def _validate(key: str, value: Any) -> tuple[bool, Any]:
-    """(ok, normalised value) for one setting."""
-    if key in ("checks", "checks_on_save"):
-        v = _check_list(value)
-        return v is not None, v
-    if key == "devices":
-        v = _devices(value)
-        return v is not None, v
-    if key == "backend":
-        return isinstance(value, str) and bool(value), value
-    if key == "mode":
-        return value in MODES, value
-    if key == "dynamic":
-        if value in (None, "auto"):
-            return True, None
-        return isinstance(value, bool), value
-    if key in ("rtol", "atol"):
-        tol = _opt_tol(value)
-        return tol is not False, tol
-    if key == "grads":
-        return value in ("auto", "always", "never"), value
-    if key == "timeout":
-        num = _pos_number(value)
-        return num is not None, num
-    if key in (
-        "workers",
-        "memory_limit_mb",
-        "recompile_probes",
-        "recompile_limit",
-        "timing_threads",
-    ):
-        count = _pos_int(value)
-        return count is not None, count
-    if key in ("excludes", "targets"):
-        v = _as_str_list(value)
-        return v is not None, v
-    if key in ("guess_targets", "keep_diagnostics_on_close", "library_findings"):
-        return isinstance(value, bool), value
-    return False, value
+def _grads(value: Any) -> tuple[bool, Any]:
+    return value in ("auto", "always", "never"), value
 
 
-_FIELDS = {f.name for f in dataclasses.fields(Config)}
+def _seconds(value: Any) -> tuple[bool, Any]:
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+    return ok, float(value) if ok else value
+
+
+def _count(value: Any) -> tuple[bool, Any]:
+    return not isinstance(value, bool) and isinstance(value, int) and value > 0, value
+
+
+def _flag(value: Any) -> tuple[bool, Any]:
+    return isinstance(value, bool), value
+
+
+def _setting(
+    default: Any,
+    check: Check,
+    *,
+    alias: str | None = None,
+    live: bool = False,
+    results: bool = True,
+) -> Any:
+    """A field of ``Config`` with what belongs to it: its validator, its editor name where
+    that is not the plain camelCase of the field (``alias``), whether a change applies to the
+    running daemon without a restart (``live``: display only), and whether it changes
+    analysis results (``results``: part of the cache key)."""
+    meta = {"check": check, "alias": alias, "live": live, "results": results and not live}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class Config:
+    # "auto" means cpu plus every CUDA device the worker finds.
+    devices: list[str] = _setting(["auto"], _devices)
+    checks: list[str] = _setting(list(ALL_CHECKS), _checks)
+    checks_on_save: list[str] = _setting(
+        ["breaks", "recompiles"], _checks, alias="checksOnSave", live=True
+    )
+    backend: str = _setting("inductor", _name)
+    mode: str = _setting("default", _mode)
+    # None: torch's default (automatic dynamic shapes after the first recompile).
+    dynamic: bool | None = _setting(None, _dynamic)
+    rtol: float | None = _setting(None, _tolerance)
+    atol: float | None = _setting(None, _tolerance)
+    # Compare gradients: "auto" when the target has parameters that require grad.
+    grads: str = _setting("auto", _grads)
+    timeout: float = _setting(120.0, _seconds)
+    workers: int = _setting(1, _count, alias="workerCount", results=False)
+    memory_limit_mb: int = _setting(8192, _count, alias="memoryLimitMb")
+    excludes: list[str] = _setting(list(DEFAULT_EXCLUDES), _str_list)
+    # Extra example functions or targets elsewhere: "path/to/file.py:name".
+    targets: list[str] = _setting([], _str_list)
+    # Try zero-config guesses for argument-free nn.Module classes.
+    guess_targets: bool = _setting(True, _flag, alias="guessTargets")
+    # Show breaks and recompiles whose cause is in library code (on the user's calling line).
+    library_findings: bool = _setting(True, _flag, alias="libraryFindings")
+    recompile_probes: int = _setting(4, _count, alias="recompileProbes")
+    # CPU threads while timing (torch.utils.benchmark's default is 1: comparable, stable).
+    timing_threads: int = _setting(1, _count, alias="timingThreads")
+    recompile_limit: int = _setting(8, _count, alias="recompileLimit")
+    keep_diagnostics_on_close: bool = _setting(
+        True, _flag, alias="keepDiagnosticsOnClose", live=True
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The settings that change analysis results (cache key material)."""
+        return {f.name: getattr(self, f.name) for f in _SETTINGS if f.metadata["results"]}
+
+    def same_but_live(self, other: Config) -> bool:
+        """Whether ``other`` differs from this only in settings applied without a restart."""
+        return all(
+            getattr(self, f.name) == getattr(other, f.name)
+            for f in _SETTINGS
+            if not f.metadata["live"]
+        )
+
+
+_SETTINGS = dataclasses.fields(Config)
+_FIELDS = {f.name: f for f in _SETTINGS}
+# Editor (camelCase) names that are not just the field's own.
+ALIASES = {f.metadata["alias"]: f.name for f in _SETTINGS if f.metadata["alias"]}
+
+
+def _norm_key(key: str) -> str:
+    if key in ALIASES:
+        return ALIASES[key]
+    return key.replace("-", "_")
 
 
 def apply(base: Config, settings: dict[str, Any], origin: str) -> tuple[Config, list[str]]:
@@ -213,10 +209,11 @@ def apply(base: Config, settings: dict[str, Any], origin: str) -> tuple[Config, 
     problems: list[str] = []
     for raw_key, value in settings.items():
         key = _norm_key(raw_key)
-        if key not in _FIELDS:
+        f = _FIELDS.get(key)
+        if f is None:
             problems.append(f"{origin}: unknown setting '{raw_key}' ignored")
             continue
-        ok, norm = _validate(key, value)
+        ok, norm = f.metadata["check"](value)
         if not ok:
             problems.append(
                 f"{origin}: setting '{raw_key}' has bad value {value!r}; "

@@ -5,7 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { readRawSettings } from './config';
+import { readRawSettings } from './settingsView';
 import type { Daemon } from './daemon';
 import { deviceChoices, dynamicChoices, modeChoices, targetChoices, type Choice } from './pick';
 import {

@@ -4,10 +4,7 @@
 
 import * as vscode from 'vscode';
 import { DaemonNotRunningError, type Daemon } from './daemon';
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
+import { plural } from './words';
 
 /** Runs `fn`; a daemon that is not running or a failed request becomes a message with "Show logs". */
 export async function reportErrors(log: vscode.LogOutputChannel, what: string, fn: () => Promise<void>): Promise<void> {
@@ -59,5 +56,5 @@ export async function checkWorkspace(daemon: Daemon): Promise<void> {
 
 export async function clearCache(daemon: Daemon): Promise<void> {
   const result = await daemon.executeCommand('clearCache', []);
-  void vscode.window.showInformationMessage(`Dynamo Lens: cleared ${plural(result?.removed ?? 0, 'cache entry')}.`.replace('entrys', 'entries'));
+  void vscode.window.showInformationMessage(`Dynamo Lens: cleared ${plural(result?.removed ?? 0, 'cache entry', 'cache entries')}.`);
 }

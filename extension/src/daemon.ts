@@ -18,7 +18,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
-import { readRawSettings } from './config';
+import { readRawSettings } from './settingsView';
 import { doctorMessage, runDoctor } from './doctor';
 import { bundledDir, daemonCwd, daemonEnv, findExecutable, resolveInterpreter, type ResolvedInterpreter } from './interpreter';
 import { SERVER_COMMANDS, STATUS_NOTIFICATION, type ServerCommand, type ServerCommands } from './protocol';
@@ -26,7 +26,7 @@ import { pythonExtensionInterpreter } from './pythonExtension';
 import { RestartQueue } from './restartQueue';
 import { serverSettings } from './settings';
 import { parseStatus } from './status';
-import type { StatusController } from './statusItem';
+import type { StatusController } from './statusView';
 
 /** The client, with its own start-failure popup muted: Daemon shows one that names the cause. */
 class DaemonClient extends LanguageClient {

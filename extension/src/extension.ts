@@ -11,7 +11,7 @@ import { onDidChangePythonInterpreter } from './pythonExtension';
 import { clearRun, loadTrace, runFile } from './runs';
 import { RunSummaryView } from './runSummaryView';
 import { needsRestart } from './settings';
-import { StatusController } from './statusItem';
+import { StatusController } from './statusView';
 
 /** Set by the bundle's first line (esbuild banner); module evaluation time otherwise. */
 const loadStart = (globalThis as { __dynamoLensLoadStart?: number }).__dynamoLensLoadStart ?? Date.now();

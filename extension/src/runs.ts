@@ -9,10 +9,7 @@ import type { Daemon } from './daemon';
 import type { LoadTraceResult, RunFileResult } from './protocol';
 import type { RunSummaryView } from './runSummaryView';
 import { withServerProgress } from './serverProgress';
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
+import { plural } from './words';
 
 function loaded(r: LoadTraceResult): string {
   const skipped = r.skipped ? `; ${plural(r.skipped, 'unreadable trace line')} skipped` : '';

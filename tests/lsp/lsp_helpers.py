@@ -20,10 +20,25 @@ SETTINGS: dict[str, Any] = {
 }
 
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+# The daemon's workspace (tests/fixtures/daemon) also holds these user-code faults, kept once
+# in tests/fixtures/faults.
+_DAEMON_FAULTS = ("exits.py", "good_common.py", "hangs.py", "segfaults.py")
+
+
 def copy_workspace(src: Path) -> Path:
     dst = Path(tempfile.mkdtemp(prefix="dl-lsp-")) / "ws"
     shutil.copytree(src, dst)
     return dst
+
+
+def daemon_workspace() -> Path:
+    """A fresh copy of the daemon tests' workspace: healthy code, a syntax error, and user code
+    that hangs, segfaults or exits."""
+    ws = copy_workspace(FIXTURES / "daemon")
+    for name in _DAEMON_FAULTS:
+        shutil.copy(FIXTURES / "faults" / name, ws / name)
+    return ws
 
 
 async def start(

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import FIXTURES, markers
+from conftest import markers
 from lsp_helpers import (
     change_and_save,
-    copy_workspace,
+    daemon_workspace,
     lines,
     logs,
     open_doc,
@@ -31,7 +31,7 @@ SETTINGS = {"checks": ["breaks"], "checksOnSave": ["breaks"], "backend": "eager"
 
 
 def _fresh() -> Path:
-    return copy_workspace(FIXTURES / "daemon")
+    return daemon_workspace()
 
 
 @pytest_lsp.fixture(config=SERVER)

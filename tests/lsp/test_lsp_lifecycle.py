@@ -12,8 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
-from lsp_helpers import copy_workspace, open_doc
+from lsp_helpers import daemon_workspace, open_doc
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pytest_lsp import client_capabilities
@@ -45,7 +44,7 @@ def _alive(pid: int) -> bool:
 
 
 async def _start(process_id: int | None) -> tuple[LanguageClient, asyncio.subprocess.Process]:
-    ws = copy_workspace(FIXTURES / "daemon")
+    ws = daemon_workspace()
     client = LanguageClient("lifecycle-test", "1")
     await client.start_io(sys.executable, "-m", "dynamo_lens", "serve")
     proc = client._server

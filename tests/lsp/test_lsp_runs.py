@@ -18,27 +18,9 @@ from lsp_helpers import start, until
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-TRAIN = """\
-import sys
-
-import torch
-
-
-def step(x, n):
-    y = x * 2
-    if y.sum() > 0:  # data-dependent: a break
-        y = y + 1
-    return y * n
-
-
-if __name__ == "__main__":
-    compiled = torch.compile(step, backend="eager")
-    for n in (2, 3, 4):
-        compiled(torch.ones(8), n)
-    print("trained")
-    if "--fail" in sys.argv:
-        raise SystemExit(3)
-"""
+# A training script with no compile_example (shared with the e2e tests): one break, marked.
+TRAIN = (Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "train_run.py").read_text()
+BREAK_LINE = next(i for i, t in enumerate(TRAIN.splitlines(), 1) if "expect: graph_break" in t)
 
 # Starts a child that outlives its parent's SIGTERM handler unless the whole group is
 # killed; its pid is written so the test can see it die.
@@ -92,7 +74,7 @@ async def test_run_file_shows_findings_with_provenance_summary_and_hover(
     assert result["exitCode"] == 0 and result["cancelled"] is False
     await until(lambda: _diagnostics(client), 60, client)
     by_line = {d.range.start.line + 1: d for d in _diagnostics(client)}
-    brk = by_line[8]
+    brk = by_line[BREAK_LINE]
     assert brk.code == "GB0170" and brk.message.startswith("Graph break")
     # As the user would type it: the interpreter by name, the file relative to the workspace.
     assert re.search(r'seen in run "python[\d.]* train\.py" at \d\d:\d\d', brk.message), brk.message
@@ -104,14 +86,14 @@ async def test_run_file_shows_findings_with_provenance_summary_and_hover(
         types.ExecuteCommandParams(command="dynamoLens.server.runSummary", arguments=[])
     )
     (row,) = summary["rows"]
-    assert (row["uri"], row["line"], row["gbId"]) == (TRAIN_URI, 8, "GB0170")
+    assert (row["uri"], row["line"], row["gbId"]) == (TRAIN_URI, BREAK_LINE, "GB0170")
     assert row["count"] >= 1 and row["compileSeconds"] > 0
     assert summary["exitCode"] == 0 and summary["torch"].startswith("2.")
 
     hover = await client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=TRAIN_URI),
-            position=types.Position(line=7, character=8),
+            position=types.Position(line=BREAK_LINE - 1, character=8),
         )
     )
     assert hover is not None

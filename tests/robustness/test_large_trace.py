@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO
-from tracerun import BREAK_SCRIPT, record_trace
+from tracerun import break_trace
 
 
 def _grow(src: Path, dst: Path, size: int) -> int:
@@ -46,11 +46,7 @@ def _read(log: Path, ws: Path) -> tuple[dict[str, object], float]:
 
 
 def test_a_ten_times_larger_trace_is_read_in_the_same_memory(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "train.py").write_text(BREAK_SCRIPT)
-    trace = tmp_path / "trace"
-    record_trace(ws, "train.py", trace)
+    ws, trace = break_trace(tmp_path)
     (seed,) = trace.iterdir()
     small, large = tmp_path / "small.log", tmp_path / "large.log"
     n_small = _grow(seed, small, 20_000_000)

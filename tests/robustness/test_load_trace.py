@@ -8,15 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from raw_lsp import RawClient
-from tracerun import BREAK_SCRIPT, record_trace
+from tracerun import BREAK_SCRIPT, break_trace
 
 
 def test_a_trace_loads_in_restricted_mode_with_its_provenance(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "train.py").write_text(BREAK_SCRIPT)
-    trace = tmp_path / "trace"
-    record_trace(ws, "train.py", trace)
+    ws, trace = break_trace(tmp_path)
     (ws / "train.py").write_text(BREAK_SCRIPT + "open('RAN', 'w').write('ran')\n")  # must not run
     uri = (ws / "train.py").as_uri()
     client = RawClient(ws)
@@ -56,11 +52,7 @@ def _diagnostics_of(client: RawClient, uri: str, timeout: float = 30) -> list[di
 def test_run_findings_survive_a_restart_then_go_stale_when_the_file_changes(
     tmp_path: Path,
 ) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "train.py").write_text(BREAK_SCRIPT)
-    trace = tmp_path / "trace"
-    record_trace(ws, "train.py", trace)
+    ws, trace = break_trace(tmp_path)
     uri = (ws / "train.py").as_uri()
     first = RawClient(ws)
     try:

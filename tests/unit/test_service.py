@@ -113,7 +113,10 @@ def test_a_burst_of_saves_shows_the_last_text_after_at_most_one_other_analysis(
         src.write_text(text)
         svc.save(str(src), text, i)
     _wait(
-        lambda: svc.scheduler.count() == 0 and any(fs and fs[0].line == 32 for _, fs in published)
+        lambda: (
+            svc.analyses.scheduler.count() == 0
+            and any(fs and fs[0].line == 32 for _, fs in published)
+        )
     )
     assert 1 <= len(svc.engine.calls) <= 2  # type: ignore[union-attr]
     assert [fs[0].line for _, fs in published if fs][-1] == 32
@@ -129,7 +132,7 @@ def test_a_save_read_mid_write_waits_for_the_bytes_the_editor_saved(tmp_path: Pa
     published: list[tuple[str, list[Finding]]] = []
     logged: list[str] = []
     svc = _service(tmp_path, published)
-    svc._log = logged.append  # type: ignore[method-assign]
+    svc.ctx.log = logged.append
     svc.save(str(src), text, 2)
     _wait(lambda: any("not yet on disk as saved" in m for m in logged))
     src.write_text(text)  # the write completes
@@ -203,6 +206,10 @@ def test_a_new_file_on_disk_that_declares_nothing_is_never_imported(tmp_path: Pa
     declares.write_text("def compile_example():\n    y = 2  # break\n")
     svc.disk_changed(str(quiet))
     svc.disk_changed(str(declares))
-    _wait(lambda: svc.scheduler.count() == 0 and any(p == str(declares) for p, _ in published))
+    _wait(
+        lambda: (
+            svc.analyses.scheduler.count() == 0 and any(p == str(declares) for p, _ in published)
+        )
+    )
     assert [p.name for p in svc.engine.calls] == ["model.py"]  # type: ignore[union-attr]
     svc.close()

@@ -54,8 +54,8 @@ def test_records_payloads_and_interned_file_names(tmp_path: Path) -> None:
     assert [r.name for r in recs] == ["dynamo_start", "artifact", "compilation_metrics"]
     assert recs[0].body["stack"][0]["filename"] == "/w/model.py"
     assert recs[1].payload is not None and recs[1].payload.startswith("Graph break in user code")
-    assert recs[1].compile_id == "0/0"
-    assert recs[2].compile_id == "0/1_1"
+    assert recs[1].compile == (1, 0, 0)  # (rank, frame, compilation of the frame)
+    assert recs[2].compile == (3, 0, 1)
     assert [r.rank for r in recs] == [1, 1, 3]  # the file's rank, unless the record says
     assert stats.files == 1 and stats.records == 3 and stats.skipped_count == 1
 
@@ -120,9 +120,9 @@ def test_a_trace_from_an_unknown_torch_is_read_as_far_as_it_goes(tmp_path: Path)
         )
         + _line({"compilation_metrics": {}, "frame_id": 1, "frame_compile_id": 0})
     )
-    results, stats, _ = trace_results([log], ws, [], "trace future.log")
-    assert stats.records == 4 and stats.skipped_count == 0  # the string table is no record
-    (result,) = results
+    run = trace_results([log], ws, [], "trace future.log")
+    assert run.records == 4 and run.skipped == 0  # the string table is no record
+    (result,) = run.results
     (f,) = result.findings
     assert (f.kind.value, f.line) == ("graph_break", 9)
     (report,) = result.reports

@@ -241,7 +241,7 @@ def test_add_compile_example_skeleton() -> None:
 
 
 def test_edits_move_findings_and_mark_edited_lines_stale() -> None:
-    from dynamo_lens.server.service import shift_findings
+    from dynamo_lens.server.documents import shift_findings
 
     old = "a\nb\nc\nd\n"
     new = "new\na\nb\nC\nd\n"  # a line inserted above, line c edited

@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..findings import FileResult
 from ..texts.locate import Workspace
 from .extract import RunReader
+from .loaded import LoadedRun
 from .paths import PathMap
 from .tracelog import ReadStats, read
 
@@ -114,14 +114,28 @@ class TracedRun:
 
 def trace_results(
     paths: list[Path], root: Path, maps: list[tuple[str, str]], provenance: str
-) -> tuple[list[FileResult], ReadStats, RunReader]:
+) -> LoadedRun:
+    """The run that the trace logs under ``paths`` record, as the CLI reports it and the
+    editor keeps it (who ran it and how it ended are the caller's to add)."""
     ws = Workspace(root)
     stats = ReadStats()
     reader = RunReader(ws, PathMap(ws, maps), provenance)
     reader.feed(read(paths, stats))
     for _ in range(reader.unreadable):
         stats.skip("a record", "of a shape no known torch writes")
-    return reader.results(), stats, reader
+    return LoadedRun(
+        provenance=provenance,
+        loaded_at=time.time(),
+        results=reader.results(),
+        summary=reader.summary(),
+        torch=reader.torch_version,
+        dynamo_seconds=reader.dynamo_seconds,
+        inductor_seconds=reader.inductor_seconds,
+        frames_compiled=reader.frames_compiled,
+        records=stats.records,
+        skipped=stats.skipped_count,
+        files=stats.files,
+    )
 
 
 def _where(path: str, root: Path) -> str:
@@ -131,11 +145,11 @@ def _where(path: str, root: Path) -> str:
         return path
 
 
-def summary_text(reader: RunReader, results: list[FileResult], root: Path) -> str:
+def summary_text(run: LoadedRun, root: Path) -> str:
     """The distinct-break table, costliest first, then each compiled function, for the text
     report."""
     out = []
-    rows = reader.summary()
+    rows = run.summary
     if rows:
         out.append(f"Distinct graph breaks ({len(rows)}), costliest first (compile time lost):")
     for r in rows:
@@ -144,12 +158,12 @@ def summary_text(reader: RunReader, results: list[FileResult], root: Path) -> st
             f"  {_where(r.path, root)}:{r.line} {r.gb_id or '-'} {r.what}: {r.count}× in "
             f"{r.frames} frame(s){ranks}, {r.compile_seconds:.2f} s"
         )
-    reports = [rep for r in results for rep in r.reports]
+    reports = [rep for r in run.results for rep in r.reports]
     if reports:
         out.append(
             f"Compiled functions ({len(reports)}); compile time: Dynamo "
-            f"{reader.dynamo_seconds:.2f} s, Inductor {reader.inductor_seconds:.2f} s, "
-            f"{reader.frames_compiled} frame compilation(s), torch {reader.torch_version or '?'}:"
+            f"{run.dynamo_seconds:.2f} s, Inductor {run.inductor_seconds:.2f} s, "
+            f"{run.frames_compiled} frame compilation(s), torch {run.torch or '?'}:"
         )
     for rep in reports:
         e = rep.environment

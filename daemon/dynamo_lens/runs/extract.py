@@ -151,7 +151,7 @@ class RunReader:
         s.count += 1
         if rec.rank is not None:
             s.ranks.add(rec.rank)
-        s.compiles.add((rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id")))
+        s.compiles.add(rec.compile)
 
     # -- recompiles -------------------------------------------------------------------------
     def _metrics(self, rec: Record) -> None:
@@ -160,9 +160,7 @@ class RunReader:
             self.frames_compiled += 1
         total = _num(m.get("entire_frame_compile_time_s"))
         inductor = _num(m.get("inductor_compile_time_s"))
-        self.compile_seconds[
-            (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
-        ] = total
+        self.compile_seconds[rec.compile] = total
         self.dynamo_seconds += max(total - inductor, 0.0)
         self.inductor_seconds += inductor
         fail_type = str(m.get("fail_type") or "")
@@ -226,7 +224,7 @@ class RunReader:
         s.count += 1
         if rec.rank is not None:
             s.ranks.add(rec.rank)
-        s.compiles.add((rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id")))
+        s.compiles.add(rec.compile)
 
     def _frame_stat(self, rec: Record, co: str, total: float, inductor: float) -> None:
         m = rec.body
@@ -250,7 +248,7 @@ class RunReader:
             )
         if st is None:
             st = self._frame_stats[(co, line)] = _FrameStats(co, line, name)
-        cid = (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
+        cid = rec.compile
         st.ids.add(cid)
         self._stats_of[cid] = st
         if m.get("fail_type") is None:
@@ -305,7 +303,7 @@ class RunReader:
         elif rec.name == "compilation_metrics":
             self._metrics(rec)
         elif rec.name == "dynamo_output_graph":
-            cid = (rec.rank, rec.meta.get("frame_id"), rec.meta.get("frame_compile_id"))
+            cid = rec.compile
             self._graphs[cid] = self._graphs.get(cid, 0) + 1
         elif rec.name == "artifact" and rec.body.get("name") == "torch_version":
             self.torch_version = (rec.payload or "").strip().strip('"') or self.torch_version

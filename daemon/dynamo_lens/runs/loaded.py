@@ -37,3 +37,4 @@ class LoadedRun:
     frames_compiled: int = 0
     records: int = 0
     skipped: int = 0  # trace lines that could not be read
+    files: int = 0  # trace logs read

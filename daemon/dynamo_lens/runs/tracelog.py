@@ -50,12 +50,9 @@ class Record:
     path: str  # the log it came from
 
     @property
-    def compile_id(self) -> str | None:
-        f, c = self.meta.get("frame_id"), self.meta.get("frame_compile_id")
-        if f is None or c is None:
-            return None
-        attempt = self.meta.get("attempt") or 0
-        return f"{f}/{c}" + (f"_{attempt}" if attempt else "")
+    def compile(self) -> tuple[object, object, object]:
+        """Which compilation the record belongs to: (rank, frame id, frame compile id)."""
+        return (self.rank, self.meta.get("frame_id"), self.meta.get("frame_compile_id"))
 
 
 @dataclass

@@ -1,7 +1,8 @@
-"""One debouncer for the daemon: the last call for a key runs once its delay has passed.
+"""A debouncer: the last call for a key runs once its delay has passed.
 
-A single thread serves every key (file-watcher events, static passes), so a checkout that
-touches thousands of files schedules thousands of deadlines, not thousands of timer threads.
+One thread serves all of a debouncer's keys, so a checkout that touches thousands of files
+schedules thousands of deadlines, not thousands of timer threads. The daemon has two: the file
+watcher's (disk events) and the static hints' (edit passes), each keyed by path.
 """
 
 from __future__ import annotations
@@ -42,10 +43,6 @@ class Debouncer:
             self._closed = True
             self._due.clear()
             self._cv.notify()
-
-    def _current(self, item: tuple[float, int, str]) -> bool:
-        entry = self._due.get(item[2])
-        return entry is not None and entry[1] == item[1]
 
     def _loop(self) -> None:
         while True:

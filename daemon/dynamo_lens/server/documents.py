@@ -1,9 +1,11 @@
-"""What the daemon knows of one file: editor text, versions, results, and findings moved with
-edits. Plain data and pure functions; no LSP, no threads."""
+"""What the daemon knows of each file: editor text, versions, results, and findings moved with
+edits; the store of them all and the one way a file's findings go out. No LSP."""
 
 from __future__ import annotations
 
 import difflib
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..engine.source import decode_source
@@ -35,6 +37,51 @@ class DocState:
         return dedupe(out)
 
 
+PublishFn = Callable[[str, list[Finding], int | None], None]
+
+
+class Documents:
+    """Every file the daemon knows (open in the editor, analysed, or holding findings another
+    file placed there), by real path. ``lock`` guards changes that span a document's fields."""
+
+    def __init__(self, publish: PublishFn) -> None:
+        self._docs: dict[str, DocState] = {}
+        self._publish = publish
+        self.lock = threading.RLock()
+
+    def get(self, path: str) -> DocState:
+        """The document, created on first use."""
+        with self.lock:
+            return self._docs.setdefault(path, DocState(path))
+
+    def find(self, path: str) -> DocState | None:
+        return self._docs.get(path)
+
+    def forget(self, path: str) -> DocState | None:
+        with self.lock:
+            return self._docs.pop(path, None)
+
+    def all(self) -> list[DocState]:
+        with self.lock:
+            return list(self._docs.values())
+
+    def paths(self) -> list[str]:
+        with self.lock:
+            return list(self._docs)
+
+    def publish(self, doc: DocState) -> None:
+        """What the user should see in ``doc`` now, for its current version."""
+        self._publish(doc.path, doc.visible(), doc.version)
+
+    def clear(self, path: str) -> None:
+        self._publish(path, [], None)
+
+
+def mark_stale(findings: list[Finding]) -> list[Finding]:
+    """Copies marked as describing code that has changed since they were found."""
+    return [replace(f, data=FindingData(**{**f.data, "stale": True})) for f in findings]
+
+
 def holds(data: bytes, text: str | None) -> bool:
     """Whether ``data`` (a file's bytes) is ``text`` (what the editor saved; None: unknown).
 
@@ -64,8 +111,8 @@ def shift_findings(findings: list[Finding], old: str, new: str, path: str) -> li
         if moved is None:
             continue
         line, edited = moved
-        data = FindingData(**f.data, stale=True) if edited else f.data
-        out.append(replace(f, line=line, end_line=line + (f.end_line - f.line), data=data))
+        f = replace(f, line=line, end_line=line + (f.end_line - f.line))
+        out.append(mark_stale([f])[0] if edited else f)
     return out
 
 

@@ -5,7 +5,6 @@ Pure Python (``ast``); never imports torch, so the daemon can run it on every ke
 
 from __future__ import annotations
 
-from ..findings import gb_doc_url as doc_url
 from .analyzer import analyze_path, analyze_source, analyze_tree, reachable_functions
 from .reconcile import Reconciler, function_hashes
 from .rules import RULES, Rule
@@ -17,7 +16,6 @@ __all__ = [
     "analyze_path",
     "analyze_source",
     "analyze_tree",
-    "doc_url",
     "function_hashes",
     "reachable_functions",
 ]

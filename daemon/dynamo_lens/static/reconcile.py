@@ -23,7 +23,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from ..findings import Finding, Kind
 from .model import function_span, source_lines, text_digest
@@ -188,39 +187,6 @@ class Reconciler:
                         continue
                 out.append(h)
         return out
-
-    # ---- persistence (e.g. in the daemon's cache) ---------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        with self._lock:
-            return {
-                "version": 1,
-                "entries": [
-                    {
-                        "path": p,
-                        "function": fn,
-                        "digest": d,
-                        "hints": [[*k, v] for k, v in t.items()],
-                    }
-                    for (p, fn), versions in self._verdicts.items()
-                    for d, t in versions.items()
-                ],
-            }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], versions_per_function: int = 4) -> Reconciler:
-        r = cls(versions_per_function)
-        if not isinstance(data, dict) or data.get("version") != 1:
-            return r  # unknown or corrupt: start empty
-        for e in data.get("entries", []):
-            try:
-                table = r._version(str(e["path"]), str(e["function"]), str(e["digest"]))
-                for row in e["hints"]:
-                    rule, dl, col, del_, ecol, verdict = row
-                    if verdict in (CONFIRMED, REFUTED):
-                        table[(str(rule), int(dl), int(col), int(del_), int(ecol))] = verdict
-            except (KeyError, TypeError, ValueError):
-                continue
-        return r
 
 
 def _function_of(h: Finding, source: str) -> tuple[int, str] | None:

@@ -56,24 +56,10 @@ const PYTHON =
 const EXAMPLE = path.join(ROOT, 'example_workspace');
 
 // The script "Run File with Analysis" runs in the trusted scenario (written into the copied
-// workspace): a data-dependent branch that torch breaks on, at TRAIN_BREAK_LINE.
-const TRAIN_SCRIPT = `import torch
-
-
-def step(x, n):
-    y = x * 2
-    if y.sum() > 0:
-        y = y + 1
-    return y * n
-
-
-if __name__ == "__main__":
-    compiled = torch.compile(step, backend="eager")
-    for n in (2, 3, 4):
-        compiled(torch.ones(8), n)
-    print("trained")
-`;
-const TRAIN_BREAK_LINE = 6;
+// workspace; shared with tests/lsp/test_lsp_runs.py): a data-dependent branch that torch breaks
+// on, at its marked line.
+const TRAIN_SCRIPT = fs.readFileSync(path.join(ROOT, 'tests', 'fixtures', 'runs', 'train_run.py'), 'utf8');
+const TRAIN_BREAK_LINE = parseMarkers(TRAIN_SCRIPT, 'train_run.py').find((m) => m.kind === 'graph_break').line;
 
 const results = [];
 const metrics = {};

@@ -25,7 +25,8 @@ from pygls.protocol.language_server import lsp_method
 from ... import __version__
 from ...config import Config, apply, load
 from ...findings import Finding
-from ..service import MAX_FILE_BYTES, AnalysisService
+from ..hints import MAX_FILE_BYTES
+from ..service import AnalysisService
 from ..watcher import Watcher
 from .convert import diagnostic, path_to_uri, uri_to_path
 
@@ -193,12 +194,7 @@ class DynamoLensServer(LanguageServer):
         service = self.service
         if service is not None and service.config == cfg:
             return
-        light = {"keep_diagnostics_on_close", "checks_on_save"}
-        if service is not None and all(
-            getattr(service.config, f) == getattr(cfg, f)
-            for f in cfg.__dataclass_fields__
-            if f not in light
-        ):
+        if service is not None and service.config.same_but_live(cfg):
             service.config = cfg
             self.log_line("settings changed: applied without a restart")
             return

@@ -35,11 +35,11 @@ def _path(uri: str) -> str:
 def check_file(ls: DynamoLensServer, uri: str) -> dict[str, Any]:
     path = _path(uri)
     svc = ls.svc()
-    if not svc.workspace.contains(path) and not ls.is_open(uri):
+    if not svc.ctx.workspace.contains(path) and not ls.is_open(uri):
         # Running a file is the user's request about their code: a workspace file, or one
         # they have open in the editor. Never an arbitrary path from the wire.
         raise JsonRpcInvalidParams(f"not in the workspace and not open in the editor: {path}")
-    res = svc.check_now(path)
+    res = svc.analyses.check_now(path)
     if res is None:
         return {"uri": uri, "targets": 0, "findings": 0, "restricted": True}
     return {"uri": uri, "targets": len(res.reports), "findings": len(res.all_findings())}
@@ -48,14 +48,14 @@ def check_file(ls: DynamoLensServer, uri: str) -> dict[str, Any]:
 @server.command(CMD + "checkWorkspace")
 @server.thread()
 def check_workspace(ls: DynamoLensServer) -> dict[str, Any]:
-    files, findings = ls.svc().check_workspace()
+    files, findings = ls.svc().analyses.check_workspace()
     return {"files": files, "findings": findings}
 
 
 @server.command(CMD + "listTargets")
 @server.thread()
 def list_targets(ls: DynamoLensServer, *uris: str) -> list[dict[str, Any]]:
-    reports = ls.svc().targets([_path(str(u)) for u in uris])
+    reports = ls.svc().analyses.targets([_path(str(u)) for u in uris])
     return [
         {"target": r.target, "uri": path_to_uri(r.path), "line": r.line, "kind": r.kind}
         for r in reports
@@ -65,13 +65,13 @@ def list_targets(ls: DynamoLensServer, *uris: str) -> list[dict[str, Any]]:
 @server.command(CMD + "environment")
 @server.thread()
 def environment(ls: DynamoLensServer) -> dict[str, Any]:
-    return ls.svc().environment_summary()
+    return ls.svc().queries.environment()
 
 
 @server.command(CMD + "clearCache")
 @server.thread()
 def clear_cache(ls: DynamoLensServer) -> dict[str, Any]:
-    return {"removed": ls.svc().clear_cache()}
+    return {"removed": ls.svc().ctx.cache.clear()}
 
 
 @server.command(CMD + "loadTrace")
@@ -83,7 +83,7 @@ def load_trace(ls: DynamoLensServer, path: str) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"no such trace folder or file: {path}")
     svc = ls.svc()
     where = p.relative_to(svc.root) if p.is_relative_to(svc.root) else p
-    return svc.load_run([p], f"trace {where}")
+    return svc.last_run.load([p], f"trace {where}")
 
 
 @server.command(CMD + "openDocs")
@@ -152,7 +152,7 @@ def benchmark(ls: DynamoLensServer, req: BenchmarkArgs) -> dict[str, Any]:
 
     progress.begin("Dynamo Lens: benchmark", req.target, cancel.cancel)
     try:
-        report = ls.svc().benchmark(
+        report = ls.svc().analyses.benchmark(
             _path(req.uri),
             req.target,
             devices=req.devices or None,
@@ -189,9 +189,9 @@ def run_file(ls: DynamoLensServer, req: RunArgs) -> dict[str, Any]:
     goes to the log, its last line to the progress; cancel stops its whole process group."""
     svc = ls.svc()
     path = _path(req.uri) if req.uri else None
-    if path is not None and not svc.workspace.contains(path) and not ls.is_open(req.uri or ""):
+    if path is not None and not svc.ctx.workspace.contains(path) and not ls.is_open(req.uri or ""):
         raise JsonRpcInvalidParams(f"not in the workspace and not open in the editor: {path}")
-    argv = svc.run_argv(path, req.command)
+    argv = svc.last_run.argv(path, req.command)
     progress = _Progress(ls, req.workDoneToken)
     last = 0.0
     lines = 0
@@ -209,13 +209,13 @@ def run_file(ls: DynamoLensServer, req: RunArgs) -> dict[str, Any]:
             last = time.monotonic()
             progress.report(line[:120])
 
-    run = svc.start_run(argv, on_line)
+    run = svc.last_run.start(argv, on_line)
     ls.log_line(f"{run.provenance}: {argv}")
     progress.begin("Dynamo Lens: run with analysis", shlex.join(argv), run.cancel)
     try:
         code = run.wait()
         progress.report("reading the trace")
-        result = svc.finish_run(run, code)
+        result = svc.last_run.finish(run, code)
     except BaseException:
         progress.end("failed")
         raise
@@ -259,4 +259,4 @@ def run_summary(ls: DynamoLensServer) -> dict[str, Any] | None:
 @server.command(CMD + "clearRun")
 @server.thread()
 def clear_run(ls: DynamoLensServer) -> dict[str, Any]:
-    return {"files": ls.svc().clear_run()}
+    return {"files": ls.svc().last_run.clear()}

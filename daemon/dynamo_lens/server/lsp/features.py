@@ -17,11 +17,11 @@ def hover(ls: DynamoLensServer, params: types.HoverParams) -> types.Hover | None
     path = uri_to_path(params.text_document.uri)
     if ls.service is None or path is None:
         return None
-    flagged, report = ls.service.hover(path, params.position.line + 1)
+    flagged, report = ls.service.queries.hover(path, params.position.line + 1)
     if report is None:
         return None
     parts = [f"**{f.severity.value}**: {f.text}" for f in flagged]
-    parts.append(hover_markdown(report, stale=ls.service.is_stale(path, report)))
+    parts.append(hover_markdown(report, stale=ls.service.queries.is_stale(path, report)))
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
     )
@@ -33,7 +33,7 @@ def lenses(ls: DynamoLensServer, params: types.CodeLensParams) -> list[types.Cod
     if ls.service is None or path is None:
         return []
     out: list[types.CodeLens] = []
-    for r in ls.service.reports_for(path):
+    for r in ls.service.queries.reports_for(path):
         if r.path == path:
             out += code_lens(r, params.text_document.uri)
     return out
@@ -97,7 +97,7 @@ def _mark_dynamic(
         if path is not None:
             buffers[path] = doc.source
     dim = int(md.get("dim", 0))
-    found = ls.service.mark_dynamic_fix(
+    found = ls.service.queries.mark_dynamic_fix(
         d.data.get("target"), str(md.get("variable", "")), dim, buffers
     )
     if found is None:
