@@ -714,7 +714,7 @@ def test_every_rule_has_message_hint_and_known_gb_id() -> None:
         assert r.message.startswith("Likely graph break: ") and r.hint and r.explanation
         if r.gb_id:
             ids.add(r.gb_id)
-    for src in Path(analyze_mod.__file__).parent.glob("*.py"):
+    for src in Path(analyze_mod.__file__).parent.rglob("*.py"):
         ids |= set(re.findall(r'"(GB\d{4})"', src.read_text()))
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.origin:
@@ -832,6 +832,16 @@ class M(nn.Module):
 
 def test_every_rule_has_a_positive_case() -> None:
     assert set(POSITIVE) == set(RULES)
+
+
+def test_every_rule_is_a_registered_check_and_every_check_a_rule() -> None:
+    from dynamo_lens.static import events
+    from dynamo_lens.static.walker import Walker  # noqa: F401  (registers the checks)
+
+    listening = events.registered()
+    assert set(listening) == set(RULES), set(RULES) ^ set(listening)
+    with pytest.raises(KeyError, match="no rule"):
+        events.check("no-such-rule", events.BUILTIN)
 
 
 @pytest.mark.parametrize("rule", sorted(POSITIVE))

@@ -1,5 +1,9 @@
-"""Calls into the file's own code: ``self.layer(...)``, ``self.method()``, module
-functions, and what they reach.
+"""The static analysis of one file: which targets it compiles, which of its functions each
+target reaches (a worklist that walks each function with the values it is called with), and
+the findings for the rule hits of every function a target reaches.
+
+``analyze_source`` is the entry point; ``walker.py`` evaluates one function, ``checks/`` hold
+the rules that listen to it.
 """
 
 from __future__ import annotations
@@ -11,19 +15,8 @@ from collections import deque
 from pathlib import Path
 
 from ..config import is_example_name
-from ..findings import Finding, Frame, Kind, Severity
-from ..findings import gb_doc_url as doc_url
+from ..findings import Finding, Frame, Kind, Severity, gb_doc_url
 from . import model as m
-from .api import (
-    LOG_METHODS,
-    MODULE_CHAIN,
-    PARAM_LAYERS,
-)
-from .checks_access import AccessChecks
-from .checks_builtins import BuiltinChecks
-from .checks_methods import MethodChecks
-from .checks_modules import ModuleCallChecks
-from .checks_torch import TorchChecks
 from .model import (
     SCALAR,
     UNKNOWN,
@@ -36,28 +29,25 @@ from .model import (
     join,
 )
 from .state import (
-    _ATTR_STORE,
-    _LOOP_NOTE,
-    _MAX_DEPTH,
-    _MAX_RUNS,
-    _NO_CONST,
+    LOOP_NOTE,
+    MAX_DEPTH,
+    MAX_RUNS,
+    NO_CONST,
+    Flags,
+    FuncState,
     Hit,
     Target,
-    _ann_value,
-    _bind,
-    _Flags,
-    _is_forward,
-    _join_params,
-    _param_defaults,
-    _State,
-    _tensor_helper,
+    bind,
+    is_forward,
+    join_params,
+    param_defaults,
+    tensor_helper,
 )
+from .syntax import ATTR_STORE, ann_value
+from .torch_api import LOG_METHODS, MODULE_CHAIN, PARAM_LAYERS
+from .walker import Walker
 
 _log = logging.getLogger(__name__)
-
-
-class Walker(AccessChecks, BuiltinChecks, TorchChecks, MethodChecks, ModuleCallChecks):
-    """The walker with every check."""
 
 
 class Analyzer:
@@ -69,11 +59,11 @@ class Analyzer:
         self.ix = ModuleIndex(tree)
         self.class_by_qual = {c.qualname: c for c in self.ix.all_classes}
         self.guessed_targets: set[str] = set()  # zero-configuration guesses, not declared
-        self.flags = _Flags()
+        self.flags = Flags()
         self.globals: dict[str, V] = {}
         self._defaults: dict[tuple[int, bool], dict[str, V]] = {}
         self._scan_module_config()
-        self.states: dict[int, _State] = {}
+        self.states: dict[int, FuncState] = {}
         self.funcs: dict[int, FuncInfo] = {}
         self._creates_params: dict[str, bool] = {}
         self._stores: dict[str, int] | None = None
@@ -108,11 +98,11 @@ class Analyzer:
                         self.flags.reorderable.add(d)
 
     def param_defaults(self, fi: FuncInfo, entry: bool) -> dict[str, V]:
-        """Memoised :func:`_param_defaults` (asked at every call site). Do not mutate."""
+        """Memoised :func:`state.param_defaults` (asked at every call site). Do not mutate."""
         key = (id(fi), entry)
         out = self._defaults.get(key)
         if out is None:
-            out = self._defaults[key] = _param_defaults(fi, entry)
+            out = self._defaults[key] = param_defaults(fi, entry)
         return out
 
     def _attribute_stores(self) -> dict[str, int]:
@@ -122,7 +112,7 @@ class Analyzer:
         (a match in a string) only makes the constant-attribute folding more careful.
         """
         counts: dict[str, int] = {}
-        for name in _ATTR_STORE.findall(self.source):
+        for name in ATTR_STORE.findall(self.source):
             counts[name] = counts.get(name, 0) + 1
         if "setattr(" in self.source:
             return {k: v + 99 for k, v in counts.items()} | {"": 99}
@@ -136,7 +126,7 @@ class Analyzer:
         stores = self._stores
         for stmt in ci.node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                ci.attrs[stmt.target.id] = _ann_value(stmt.annotation) or UNKNOWN
+                ci.attrs[stmt.target.id] = ann_value(stmt.annotation) or UNKNOWN
             elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
                 for t in stmt.targets:
                     if isinstance(t, ast.Name):
@@ -151,7 +141,7 @@ class Analyzer:
             w.run()
             for attr, (v, const) in w.self_stores.items():
                 ci.attrs[attr] = join(ci.attrs.get(attr), v) if attr in ci.attrs else v
-                if const is not _NO_CONST and stores.get(attr, 0) == 1 and "" not in stores:
+                if const is not NO_CONST and stores.get(attr, 0) == 1 and "" not in stores:
                     ci.const_attrs[attr] = const
 
     def _module_globals(self) -> dict[str, V]:
@@ -198,7 +188,7 @@ class Analyzer:
             if key in seen:
                 for o in out:  # same target from several examples: join their argument values
                     if (o.name, id(o.entry)) == key and t.params is not None:
-                        o.params = _join_params(o.params, t.params) if o.params else t.params
+                        o.params = join_params(o.params, t.params) if o.params else t.params
                 return
             seen.add(key)
             out.append(t)
@@ -221,7 +211,7 @@ class Analyzer:
                 if fwd is not None:
                     add(Target(ci.qualname, fwd, guess=True))
             for name, fi in self.ix.functions.items():
-                if _tensor_helper(fi):
+                if tensor_helper(fi):
                     add(Target(name, fi, guess=True))
         return out
 
@@ -260,7 +250,7 @@ class Analyzer:
                 return Target(ci.qualname, entry) if entry else None
             return None
         if isinstance(e, ast.Name):
-            fi = self._lookup_func(e.id, scope)
+            fi = self.lookup_func(e.id, scope)
             if fi is not None:
                 return Target(fi.qualname, fi)
             value = self._assigned(e.id, scope)
@@ -278,7 +268,7 @@ class Analyzer:
                     return Target(fi.qualname, fi)
         return None
 
-    def _lookup_func(self, name: str, scope: FuncInfo | None) -> FuncInfo | None:
+    def lookup_func(self, name: str, scope: FuncInfo | None) -> FuncInfo | None:
         s = scope
         while s is not None:
             if name in s.nested:
@@ -331,15 +321,15 @@ class Analyzer:
                     for k, v in zip(kw_e.keys, kw_e.values, strict=True):
                         if isinstance(k, ast.Constant) and isinstance(k.value, str):
                             kwargs[k.value] = qw.expr(v)
-                t.params = _bind(t.entry, args, kwargs, bound_self=True)
+                t.params = bind(t.entry, args, kwargs, bound_self=True)
             out.append(t)
         return out
 
     # ---- the worklist -----------------------------------------------------------------------
-    def state(self, fi: FuncInfo) -> _State:
+    def state(self, fi: FuncInfo) -> FuncState:
         st = self.states.get(id(fi))
         if st is None:
-            st = self.states[id(fi)] = _State()
+            st = self.states[id(fi)] = FuncState()
             self.funcs[id(fi)] = fi
         return st
 
@@ -354,14 +344,14 @@ class Analyzer:
             base = dict(self.param_defaults(t.entry, entry=True))
             if t.params:
                 base.update(t.params)
-            st.params = _join_params(st.params, base) if st.params else base
+            st.params = join_params(st.params, base) if st.params else base
             if t.name not in st.targets:
                 st.targets.append(t.name)
             self._enqueue(t.entry)
         while self._queue:
             fi = self._queue.popleft()
             st = self.state(fi)
-            if st.pending and st.runs < _MAX_RUNS:
+            if st.pending and st.runs < MAX_RUNS:
                 self._analyze(fi)
         return self._findings()
 
@@ -403,19 +393,19 @@ class Analyzer:
         st = self.state(caller)
         cst = self.state(callee)
         cst.callers.add(id(caller))
-        base = self.param_defaults(callee, entry=cst.entry or _is_forward(callee))
-        incoming = {**base, **_bind(callee, args, kwargs, bound_self)}
+        base = self.param_defaults(callee, entry=cst.entry or is_forward(callee))
+        incoming = {**base, **bind(callee, args, kwargs, bound_self)}
         first = cst.runs == 0 and not cst.pending
         if cst.entry:
             new = cst.params  # a target's own parameters stay as declared
         elif first and not cst.params:
             new = incoming
         else:
-            new = _join_params(cst.params, incoming)
+            new = join_params(cst.params, incoming)
         changed = new != cst.params
         cst.params = new
         if closure:
-            merged = _join_params(cst.closure, closure) if cst.closure else closure
+            merged = join_params(cst.closure, closure) if cst.closure else closure
             changed = changed or merged != cst.closure
             cst.closure = merged
         for tname in st.targets:
@@ -424,8 +414,8 @@ class Analyzer:
                 changed = True
         if cst.via is None and not cst.entry:
             cst.via = (caller, node)
-        if (first or changed) and cst.runs < _MAX_RUNS:
-            if id(callee) not in self._active and len(self._active) < _MAX_DEPTH:
+        if (first or changed) and cst.runs < MAX_RUNS:
+            if id(callee) not in self._active and len(self._active) < MAX_DEPTH:
                 self._analyze(callee)
             else:
                 self._enqueue(callee)  # recursion, or a very deep chain: later
@@ -478,7 +468,7 @@ class Analyzer:
         code = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
         return Frame(self.path, line, name, col, end_line, end_col, code)
 
-    def _finding(self, h: Hit, fi: FuncInfo, st: _State, chain: list[Frame]) -> Finding:
+    def _finding(self, h: Hit, fi: FuncInfo, st: FuncState, chain: list[Frame]) -> Finding:
         rule = h.rule
         span = m.function_span(fi.node)
         gb = h.gb if h.gb is not None else rule.gb_id
@@ -486,7 +476,7 @@ class Analyzer:
             gb = None
         line, col, end_line, end_col = self._span(h.node)
         message = f"Likely graph break: {h.what}" if h.what else rule.message
-        explanation = rule.explanation + (_LOOP_NOTE if h.in_loop else "")
+        explanation = rule.explanation + (LOOP_NOTE if h.in_loop else "")
         return Finding(
             kind=Kind.STATIC_HINT,
             severity=Severity.INFORMATION if rule.confidence == "high" else Severity.HINT,
@@ -499,7 +489,7 @@ class Analyzer:
             explanation=explanation,
             hints=[rule.hint],
             gb_id=gb,
-            doc_url=doc_url(gb),
+            doc_url=gb_doc_url(gb),
             stack=[*chain, self._frame(h.node, fi.qualname)],
             target=st.targets[0],
             data={

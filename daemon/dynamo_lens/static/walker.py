@@ -1,56 +1,44 @@
-"""The walker's interpreter core (see ``analyzer.py`` for the whole analysis)."""
+"""The walker: evaluates one function body in order, the way Dynamo would trace it.
+
+It tracks what each name holds (``model.V``), follows calls into the file's own functions
+(through the ``Program`` it is part of), and at every place where Dynamo may break reports an
+event (``events.py``) to the rules registered for it (``checks/``). It decides nothing about
+graph breaks itself; it records the hits the rules make and whether Dynamo would give up on the
+rest of the frame.
+"""
 
 from __future__ import annotations
 
 import ast
-from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
+from . import calls
+from . import checks as _checks  # noqa: F401  (importing it registers every rule)
 from . import model as m
-from .api import (
-    COMPILING_FALSE,
-    COMPILING_TRUE,
+from .events import (
+    ATTRIBUTE_STORE,
+    BUILTIN,
+    CLASS_STATEMENT,
+    CONDITION,
+    CONTAINS,
+    NOT,
+    PERCENT_FORMAT,
+    SUBSCRIPT,
+    Check,
+    dispatch,
+    listeners,
 )
-from .model import (
-    BOOL,
-    NDARRAY,
-    SCALAR,
-    SEQ,
-    TENSOR,
-    UNKNOWN,
-    ClassInfo,
-    FuncInfo,
-    K,
-    V,
-    join,
-    unpack,
-)
+from .model import BOOL, NDARRAY, SCALAR, SEQ, TENSOR, UNKNOWN, FuncInfo, K, V, join, unpack
 from .rules import RULES
-from .state import (
-    _NO_CONST,
-    _TRY_STMTS,
-    Hit,
-    _ann_value,
-    _callee,
-    _header,
-    _is_str_expr,
-    _join_env,
-)
-
-if TYPE_CHECKING:
-    from .analyzer import Analyzer
+from .state import NO_CONST, Flags, Hit, Program, join_env
+from .syntax import TRY_STMTS, ann_value, callee, header, is_dtype_like, is_str_expr
+from .torch_api import ATTR_SCALAR, ATTR_TENSOR, COMPILING_FALSE, COMPILING_TRUE
 
 
-class WalkerCore(ABC):
-    """Walks one function body in order, tracking values and recording rule hits and calls.
-
-    The interpreter core: statements, expressions, branches and loops. The checks, grouped by
-    what is called, are the mixins in ``checks_*.py``; ``analyzer.Walker`` combines them.
-    """
-
+class Walker:
     def __init__(
         self,
-        an: Analyzer,
+        an: Program,
         fi: FuncInfo | None,
         params: dict[str, V],
         closure: dict[str, V],
@@ -58,6 +46,7 @@ class WalkerCore(ABC):
     ) -> None:
         self.an = an
         self.ix = an.ix
+        self.flags: Flags = an.flags
         self.fi = fi
         self.quiet = quiet
         self.env: dict[str, V] = {**closure, **params}
@@ -87,6 +76,15 @@ class WalkerCore(ABC):
         assert self.fi is not None
         self.body(self.fi.node.body)
 
+    # ---- events and hits --------------------------------------------------------------------
+    def emit(self, event: str, node: ast.AST, key: str | None = None, **facts: object) -> None:
+        """Report ``event`` at ``node`` to the rules that listen to it."""
+        if self.quiet or self.skipped:
+            return  # nothing a rule says would be recorded
+        found = listeners(event, key)
+        if found:
+            dispatch(Check(self, node, **facts), found)  # type: ignore[arg-type]
+
     def hit(
         self,
         rule_id: str,
@@ -98,7 +96,7 @@ class WalkerCore(ABC):
         **fields: str,
     ) -> None:
         """Record a rule hit: ``variant`` names the form (rules.py), ``fields`` fill its message,
-        ``gb`` is an id looked up in one of api.py's tables ("" for none there)."""
+        ``gb`` is an id looked up in one of torch_api.py's tables ("" for none there)."""
         if self.quiet or self.skipped:
             return
         key = (id(node), rule_id)
@@ -130,10 +128,10 @@ class WalkerCore(ABC):
         elif isinstance(s, ast.AnnAssign):
             if s.value is not None:
                 v = self.expr(s.value)
-                ann = _ann_value(s.annotation)
+                ann = ann_value(s.annotation)
                 self.bind(s.target, v if v.k != K.UNKNOWN or ann is None else ann, s.value)
         elif isinstance(s, ast.AugAssign):
-            v = self.binop(s.op, self.expr(s.target, store=True), self.expr(s.value), s)
+            v = self.binop(s.op, self.expr(s.target, store=True), self.expr(s.value))
             self.bind(s.target, v, None)
         elif isinstance(s, ast.Expr):
             self.expr(s.value)
@@ -158,7 +156,7 @@ class WalkerCore(ABC):
                 self.bind(s.target, it, None)
                 self.body(s.body)
             self.loop -= 1
-            self.env = _join_env(before, self.env)
+            self.env = join_env(before, self.env)
             self.body(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
             traced = True
@@ -166,14 +164,14 @@ class WalkerCore(ABC):
                 v = self.expr(item.context_expr)
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, v, None)
-                q = self.qualify(_callee(item.context_expr)) or ""
+                q = self.qualify(callee(item.context_expr)) or ""
                 traced = traced and q.startswith(("torch.", "contextlib.nullcontext"))
             # Dynamo resumes after a break inside torch's own context managers (no_grad,
             # autocast, ...) but not inside others.
             self.skipping += 0 if traced else 1
             self.body(s.body)
             self.skipping -= 0 if traced else 1
-        elif isinstance(s, _TRY_STMTS):
+        elif isinstance(s, TRY_STMTS):
             tr = cast(ast.Try, s)  # TryStar has the same fields
             self.skipping += 1  # a break inside try makes Dynamo skip the frame (verified)
             self.body(tr.body)
@@ -202,7 +200,7 @@ class WalkerCore(ABC):
                 self.expr(d)
             self.env[s.name] = UNKNOWN
         elif isinstance(s, ast.ClassDef):
-            self.hit("class-definition", _header(s), "class", name=s.name)
+            self.emit(CLASS_STATEMENT, header(s), name=s.name)
             self.env[s.name] = UNKNOWN
         elif isinstance(s, ast.Raise):
             if s.exc is not None:
@@ -229,7 +227,7 @@ class WalkerCore(ABC):
         self.skipped = all(skips) if skips else skipped_before
         env = results[0] if results else before
         for r in results[1:]:
-            env = _join_env(env, r)
+            env = join_env(env, r)
         self.env = env
 
     def loop_body(self, body: list[ast.stmt]) -> None:
@@ -238,7 +236,7 @@ class WalkerCore(ABC):
         self.body(body)
         self.body(body)
         self.loop -= 1
-        self.env = _join_env(before, self.env)
+        self.env = join_env(before, self.env)
 
     def bind(self, t: ast.expr, v: V, value: ast.expr | None) -> None:
         if isinstance(t, ast.Name):
@@ -257,12 +255,10 @@ class WalkerCore(ABC):
         elif isinstance(t, ast.Attribute):
             recv = self.expr(t.value)
             if recv.k == K.SELF:
-                const = value.value if isinstance(value, ast.Constant) else _NO_CONST
+                const = value.value if isinstance(value, ast.Constant) else NO_CONST
                 self.self_stores[t.attr] = (v, const)
-            elif recv.tensor and t.attr == "requires_grad":
-                self.hit("tensor-meta-mutation", t, "requires-grad-attr")
-            elif recv.tensor and t.attr == "data":
-                self.hit("tensor-meta-mutation", t, "data-attr")
+            else:
+                self.emit(ATTRIBUTE_STORE, t, t.attr, name=t.attr, recv=recv)
         elif isinstance(t, ast.Subscript):
             # x[mask] = v is an index_put: fine for Dynamo, so no dynamic-shape check here.
             self.expr(t.value)
@@ -328,8 +324,7 @@ class WalkerCore(ABC):
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
             self.cond(e.operand)
             return
-        if self.expr(e).tensor:
-            self.hit("data-dependent-branch", e)
+        self.emit(CONDITION, e, value=self.expr(e))
 
     # ---- expressions ------------------------------------------------------------------------
     def qualify(self, node: ast.expr) -> str | None:
@@ -359,18 +354,17 @@ class WalkerCore(ABC):
         if isinstance(e, ast.BinOp):
             left = self.expr(e.left)
             right = self.expr(e.right)
-            if isinstance(e.op, ast.Mod) and _is_str_expr(e.left):
-                parts = e.right.elts if isinstance(e.right, ast.Tuple) else [e.right]
-                if any(self.peek(p).tensor for p in parts):
-                    self.hit("tensor-to-string", e, "percent-format")
+            if isinstance(e.op, ast.Mod) and is_str_expr(e.left):
+                if not self.quiet:
+                    parts = e.right.elts if isinstance(e.right, ast.Tuple) else [e.right]
+                    self.emit(PERCENT_FORMAT, e, args=[self.peek(p) for p in parts])
                 return SCALAR
-            return self.binop(e.op, left, right, e)
+            return self.binop(e.op, left, right)
         if isinstance(e, ast.Compare):
             vals = [self.expr(e.left)] + [self.expr(c) for c in e.comparators]
             for op, right in zip(e.ops, vals[1:], strict=True):
-                if isinstance(op, (ast.In, ast.NotIn)) and right.tensor:
-                    # Tensor.__contains__ is (t == v).any().item(): a host read (GB0124).
-                    self.hit("tensor-to-python-scalar", e, "in-test", resumable=False)
+                if isinstance(op, (ast.In, ast.NotIn)):
+                    self.emit(CONTAINS, e, value=right)
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
                 return SCALAR
             if any(v.tensor for v in vals):
@@ -384,13 +378,11 @@ class WalkerCore(ABC):
             # Every operand but the last is tested with bool(); the last is the value.
             for v in e.values[:-1]:
                 self.cond(v)
-            last = self.expr(e.values[-1])
-            return last
+            return self.expr(e.values[-1])
         if isinstance(e, ast.UnaryOp):
             val = self.expr(e.operand)
             if isinstance(e.op, ast.Not):
-                if val.tensor:
-                    self.hit("data-dependent-bool-op", e, "not", resumable=False)
+                self.emit(NOT, e, value=val)
                 return SCALAR
             if isinstance(e.op, ast.Invert) and val.k == K.BOOL:
                 return BOOL
@@ -402,8 +394,7 @@ class WalkerCore(ABC):
                 return join(self.expr(e.body), self.expr(e.orelse))
             return self.expr(e.body if truth else e.orelse)
         if isinstance(e, (ast.Tuple, ast.List)):
-            vals = [self.expr(el) for el in e.elts]
-            return m.tup(vals)
+            return m.tup([self.expr(el) for el in e.elts])
         if isinstance(e, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return self.comprehension(e.generators, [e.elt], seq=True)
         if isinstance(e, ast.DictComp):
@@ -465,7 +456,8 @@ class WalkerCore(ABC):
             return g
         return UNKNOWN
 
-    def binop(self, op: ast.operator, a: V, b: V, node: ast.AST) -> V:
+    @staticmethod
+    def binop(op: ast.operator, a: V, b: V) -> V:
         if a.tensor or b.tensor:
             if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and (
                 a.k == K.BOOL or b.k == K.BOOL
@@ -480,117 +472,104 @@ class WalkerCore(ABC):
             return m.tup([*a.elts, *b.elts])
         return UNKNOWN
 
-    # ---- calls ------------------------------------------------------------------------------
-    def call(self, e: ast.Call) -> V:
-        func = e.func
-        q = self.qualify(func)
-        bare: str | None = None
-        if (
-            isinstance(func, ast.Name)
-            and q is None
-            and func.id not in self.locals
-            and func.id not in self.env  # comprehension variables, walrus targets
-            and func.id not in self.ix.functions
-            and func.id not in self.ix.classes
-            and func.id not in self.an.globals
-        ):
-            bare = func.id  # a builtin: print, open, int, ...
-        recv: V | None = None
-        callee: V | None = None
-        if q is None and isinstance(func, ast.Attribute):
-            recv = self.expr(func.value)
-        elif q is None and not isinstance(func, ast.Name):
-            callee = self.expr(func)  # self.layers[i](x), getattr(self, name)(x), ...
-        args = [self.expr(a) for a in e.args]
-        kwargs = {k.arg: self.expr(k.value) for k in e.keywords if k.arg is not None}
-        for k in e.keywords:
-            if k.arg is None:
-                self.expr(k.value)
-        if bare is not None:
-            return self.builtin_call(e, bare, args)
-        if q is not None:
-            return self.module_call(e, q, args, kwargs)
-        if isinstance(func, ast.Attribute) and recv is not None:
-            return self.method_call(e, func, recv, args, kwargs)
-        if isinstance(func, ast.Name):
-            return self.local_call(e, func.id, args, kwargs)
-        if callee is not None and callee.k == K.MODULE:
-            return self.call_module(e, callee, args, kwargs)
+    def comprehension(self, gens: list[ast.comprehension], elts: list[ast.expr], seq: bool) -> V:
+        # In Python 3.11 a comprehension is a nested function: Dynamo breaks at the call and
+        # resumes after it, so it does not count as a loop here.
+        saved = dict(self.env)
+        for g in gens:
+            self.bind(g.target, self.iter_value(g.iter), None)
+            for cond in g.ifs:
+                self.cond(cond)
+        vals = [self.expr(el) for el in elts]
+        self.env = saved
+        if seq and vals and vals[0].tensor:
+            return SEQ
+        if seq and vals and vals[0].k == K.MODULE:
+            return vals[0]
         return UNKNOWN
 
-    # -- the checks, one module per kind of callee (checks_*.py) --------------------
-    @abstractmethod
-    def _classes(self, v: V) -> list[ClassInfo]: ...
+    def iter_value(self, it: ast.expr) -> V:
+        """The value of each item when iterating over ``it``."""
+        if (
+            isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Name)
+            and it.func.id not in self.locals
+        ):
+            fn = it.func.id
+            if fn == "range":
+                self.emit(BUILTIN, it, "range", name="range", args=[self.expr(a) for a in it.args])
+                return SCALAR
+            if fn == "enumerate" and it.args:
+                return m.tup([SCALAR, self.iter_value(it.args[0])])
+            if fn == "zip":
+                return m.tup([self.iter_value(a) for a in it.args])
+            if fn == "reversed" and it.args:
+                return self.iter_value(it.args[0])
+        v = self.expr(it)
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute):
+            if it.func.attr in ("items",):
+                return m.tup([SCALAR, UNKNOWN])
+            if it.func.attr in ("tolist",):
+                return SCALAR
+        return m.element(v)
 
-    @abstractmethod
-    def _func_ref(self, e: ast.expr) -> FuncInfo | None: ...
+    def attribute(self, e: ast.Attribute) -> V:
+        q = self.qualify(e)
+        if q is not None:
+            return SCALAR if q.startswith("torch.") and is_dtype_like(q) else UNKNOWN
+        recv = self.expr(e.value)
+        if recv.tensor:
+            if e.attr in ATTR_SCALAR:
+                return SCALAR
+            if e.attr in ATTR_TENSOR:
+                return TENSOR
+            return UNKNOWN
+        if recv.k == K.SEQ and e.attr in ("values", "indices"):
+            return TENSOR
+        if recv.k == K.SELF:
+            if e.attr == "training":
+                return SCALAR
+            ci = calls.self_class(self.an, recv)
+            if ci is not None:
+                v = self.ix.class_attr(ci, e.attr)
+                if v is not None:
+                    return v
+            return UNKNOWN
+        if recv.k == K.MODULE:
+            if e.attr in ("weight", "bias"):
+                return TENSOR
+            for ci in calls.classes(self.an, recv):
+                v = self.ix.class_attr(ci, e.attr)
+                if v is not None:
+                    return v
+            return UNKNOWN
+        return UNKNOWN
 
-    @abstractmethod
-    def _module_classes_in(self, e: ast.Call) -> frozenset[str]: ...
+    def subscript(self, e: ast.Subscript, store: bool) -> V:
+        v = self.expr(e.value)
+        idx = self.expr(e.slice)
+        self.emit(SUBSCRIPT, e, recv=v, value=idx, extra={"store": store})
+        if v.tensor:
+            parts = idx.elts if idx.k == K.TUPLE else (idx,)
+            if not store and any(p.k in (K.BOOL, K.INDEX0) for p in parts):
+                return TENSOR
+            return BOOL if v.k == K.BOOL else TENSOR  # a slice of a mask is still a mask
+        if v.k == K.TUPLE:
+            if idx.tensor and not store:  # a Python list indexed by a tensor reads its value
+                return m.element(v)
+            if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
+                i = e.slice.value
+                if -len(v.elts) <= i < len(v.elts):
+                    return v.elts[i]
+                return UNKNOWN
+            if isinstance(e.slice, ast.Slice):
+                return v
+            return m.element(v)
+        if v.k in (K.SEQ, K.MODULE):
+            return m.element(v) if not isinstance(e.slice, ast.Slice) else v
+        if v.k == K.SCALAR:
+            return SCALAR
+        return UNKNOWN
 
-    @abstractmethod
-    def _self_class(self, v: V) -> ClassInfo | None: ...
-
-    @abstractmethod
-    def builtin_call(self, e: ast.Call, fn: str, args: list[V]) -> V: ...
-
-    @abstractmethod
-    def call_module(self, e: ast.Call, v: V, args: list[V], kwargs: dict[str, V]) -> V: ...
-
-    @abstractmethod
-    def local_call(self, e: ast.Call, name: str, args: list[V], kwargs: dict[str, V]) -> V: ...
-
-    @abstractmethod
-    def method_call(
-        self, e: ast.Call, func: ast.Attribute, recv: V, args: list[V], kwargs: dict[str, V]
-    ) -> V: ...
-
-    @abstractmethod
-    def module_call(self, e: ast.Call, q: str, args: list[V], kwargs: dict[str, V]) -> V: ...
-
-    @abstractmethod
-    def numpy_random(self, e: ast.Call, fn: str, q: str) -> None: ...
-
-    @abstractmethod
-    def reach(
-        self, fi: FuncInfo, e: ast.AST, args: list[V], kwargs: dict[str, V], bound_self: bool
-    ) -> V: ...
-
-    @abstractmethod
-    def self_method(
-        self,
-        e: ast.Call,
-        func: ast.Attribute,
-        recv: V,
-        name: str,
-        args: list[V],
-        kwargs: dict[str, V],
-    ) -> V: ...
-
-    @abstractmethod
-    def tensor_method(
-        self,
-        e: ast.Call,
-        func: ast.Attribute,
-        recv: V,
-        name: str,
-        args: list[V],
-        kwargs: dict[str, V],
-    ) -> V: ...
-
-    @abstractmethod
-    def torch_call(self, e: ast.Call, q: str, args: list[V], kwargs: dict[str, V]) -> V: ...
-
-    @abstractmethod
-    def comprehension(
-        self, gens: list[ast.comprehension], elts: list[ast.expr], seq: bool
-    ) -> V: ...
-
-    @abstractmethod
-    def iter_value(self, it: ast.expr) -> V: ...
-
-    @abstractmethod
-    def attribute(self, e: ast.Attribute) -> V: ...
-
-    @abstractmethod
-    def subscript(self, e: ast.Subscript, store: bool) -> V: ...
+    def call(self, e: ast.Call) -> V:
+        return calls.evaluate(self, e)
