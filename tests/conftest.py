@@ -65,6 +65,14 @@ def cuda_available() -> bool:
         return False
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite the golden files under tests/golden instead of comparing (then review)",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cuda_items = [item for item in items if "cuda" in item.keywords]
     # Asked only when a CUDA test was collected: `import torch` takes seconds.

@@ -200,7 +200,7 @@ def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any)
 
 def _runs(args: argparse.Namespace) -> int:
     """``trace`` and ``run``: findings from torch's structured trace of a real run."""
-    from .runs.command import TracedRun, summary_text, trace_results
+    from .runs.command import TracedRun, report_environment, summary_text, trace_results
 
     root = (args.workspace or Path.cwd()).resolve()
     if args.output is not None and (problem := _unwritable(args.output)):
@@ -235,15 +235,7 @@ def _runs(args: argparse.Namespace) -> int:
     if args.command == "run":
         # Kept: tlparse and a later `dynamo-lens trace` read the same folder.
         print(f"dynamo-lens: torch's trace of the run is in {paths[0]}", file=sys.stderr)
-    env = {
-        "run": provenance,
-        "torch": run.torch or None,
-        "exit_code": code,
-        "trace_files": run.files,
-        "trace_records": run.records,
-        "summary": [vars(r) for r in run.summary],
-    }
-    code = _emit(run.results, root, env, args)
+    code = _emit(run.results, root, report_environment(run, code), args)
     if args.format == "text" and (table := summary_text(run, root)):
         print(table)
     return code

@@ -138,6 +138,19 @@ def trace_results(
     )
 
 
+def report_environment(run: LoadedRun, exit_code: int | None) -> dict[str, object]:
+    """The JSON report's ``environment`` for a run: what ran, on which torch, how it ended,
+    how much trace was read, and the distinct-break summary."""
+    return {
+        "run": run.provenance,
+        "torch": run.torch or None,
+        "exit_code": exit_code,
+        "trace_files": run.files,
+        "trace_records": run.records,
+        "summary": [vars(r) for r in run.summary],
+    }
+
+
 def _where(path: str, root: Path) -> str:
     try:
         return Path(path).relative_to(root).as_posix()
