@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
 
 from .model import V
 from .rules import RULES
@@ -46,31 +46,30 @@ CLASS_STATEMENT = "class-statement"  # a class statement inside the compiled cod
 _NONE: Mapping[str, Any] = MappingProxyType({})
 
 
-class Walk(Protocol):
-    """The walker, as a rule sees it."""
-
-    flags: Flags
-
-    def hit(
-        self,
-        rule_id: str,
-        node: ast.AST,
-        variant: str | None = None,
-        *,
-        resumable: bool = True,
-        gb: str | None = None,
-        **fields: str,
-    ) -> None: ...
+# The walker's ``hit(rule_id, node, variant, *, resumable, gb, **fields)``.
+HitFn = Callable[..., None]
 
 
 class Check:
     """One event as the rules see it; ``hit`` records a hit of the rule being asked."""
 
-    __slots__ = ("args", "extra", "kwargs", "name", "node", "recv", "rule", "value", "walk")
+    __slots__ = (
+        "_hit",
+        "args",
+        "extra",
+        "flags",
+        "kwargs",
+        "name",
+        "node",
+        "recv",
+        "rule",
+        "value",
+    )
 
     def __init__(
         self,
-        walk: Walk,
+        hit: HitFn,
+        flags: Flags,
         node: ast.AST,
         name: str = "",  # the builtin, qualified name, method name or stdlib kind
         args: Sequence[V] = (),
@@ -79,14 +78,10 @@ class Check:
         value: V | None = None,  # the tested, indexed or searched value
         extra: Mapping[str, Any] = _NONE,  # event-specific facts
     ) -> None:
-        self.walk, self.node, self.name = walk, node, name
+        self._hit, self.flags, self.node, self.name = hit, flags, node, name
         self.args, self.kwargs, self.extra = args, kwargs, extra
         self.recv, self.value = recv, value
         self.rule = ""
-
-    @property
-    def flags(self) -> Flags:
-        return self.walk.flags
 
     @property
     def call(self) -> ast.Call:
@@ -102,7 +97,7 @@ class Check:
         gb: str | None = None,
         **fields: str,
     ) -> None:
-        self.walk.hit(
+        self._hit(
             self.rule,
             node if node is not None else self.node,
             variant,

@@ -83,7 +83,7 @@ class Walker:
             return  # nothing a rule says would be recorded
         found = listeners(event, key)
         if found:
-            dispatch(Check(self, node, **facts), found)  # type: ignore[arg-type]
+            dispatch(Check(self.hit, self.flags, node, **facts), found)  # type: ignore[arg-type]
 
     def hit(
         self,
