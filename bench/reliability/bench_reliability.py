@@ -6,6 +6,8 @@
 2. Starts a real daemon over stdio, opens a 5 MB file (over the size limit) and a 120 KB model
    file (under it, so its hints are recomputed on every edit pass), then edits both in a loop
    while sending hover requests, and reports the p50/p95/max request latency.
+3. The hostile-trace set (``hostile_traces.py``): traces from anywhere loaded into one daemon
+   while it is hovered; handled cleanly, peak RSS, hover latency, restarts needed.
 
     .venv/bin/python bench/reliability/bench_reliability.py [--out bench/reliability/RESULTS.md]
 """
@@ -25,7 +27,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests" / "robustness"))
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(HERE))
 
+import hostile_traces  # noqa: E402
 from common import machine  # noqa: E402
 from raw_lsp import RawClient  # noqa: E402
 
@@ -103,6 +107,7 @@ def main() -> int:
         work = Path(tmp)
         results = run_tier(work)
         times = latency(work, args.edits)
+    hostile = hostile_traces.run()
     handled = sum(ok for _, ok in results)
     data_lost = [n for n, ok in results if not ok and any(k in n for k in DATA)]
     trust = [n for n, ok in results if not ok and any(k in n for k in TRUST)]
@@ -130,6 +135,8 @@ def main() -> int:
         "| fault (test) | handled |",
         "|---|---|",
         *[f"| {n.split('robustness.')[-1]} | {'yes' if ok else '**no**'} |" for n, ok in results],
+        "",
+        *hostile_traces.markdown(hostile),
     ]
     args.out.write_text("\n".join(rows) + "\n")
     print("\n".join(rows[:14]))

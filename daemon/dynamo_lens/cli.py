@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -201,6 +202,7 @@ def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any)
 def _runs(args: argparse.Namespace) -> int:
     """``trace`` and ``run``: findings from torch's structured trace of a real run."""
     from .runs.command import TracedRun, report_environment, summary_text, trace_results
+    from .runs.tracelog import printable
 
     root = (args.workspace or Path.cwd()).resolve()
     if args.output is not None and (problem := _unwritable(args.output)):
@@ -214,7 +216,8 @@ def _runs(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         maps.append((remote, str(Path(local).resolve())))
     if args.command == "run":
-        cmd = [c for c in args.cmd if c != "--"] if args.cmd else []
+        # Only the `--` that ends our options goes: the command's own arguments are its own.
+        cmd = list(args.cmd[1:] if args.cmd and args.cmd[0] == "--" else args.cmd or [])
         if not cmd:
             print("dynamo-lens: run wants a command after --", file=sys.stderr)
             return EXIT_ERROR
@@ -222,7 +225,8 @@ def _runs(args: argparse.Namespace) -> int:
         code = traced.wait()
         paths, provenance = [traced.trace_dir], traced.provenance
     else:
-        paths, provenance, code = list(args.paths), "trace " + " ".join(map(str, args.paths)), 0
+        paths, code = list(args.paths), 0
+        provenance = "trace " + " ".join(printable(p) for p in args.paths)
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
@@ -231,14 +235,30 @@ def _runs(args: argparse.Namespace) -> int:
     if run.skipped:
         print(f"dynamo-lens: skipped {run.skipped} unreadable trace line(s)", file=sys.stderr)
     if code:
-        print(f"dynamo-lens: the command exited with code {code}", file=sys.stderr)
+        print(
+            f"dynamo-lens: {_how_it_ended(code)}: what it ran until then is reported, and "
+            "this run fails",
+            file=sys.stderr,
+        )
     if args.command == "run":
         # Kept: tlparse and a later `dynamo-lens trace` read the same folder.
         print(f"dynamo-lens: torch's trace of the run is in {paths[0]}", file=sys.stderr)
-    code = _emit(run.results, root, report_environment(run, code), args)
+    status = _emit(run.results, root, report_environment(run, code), args)
     if args.format == "text" and (table := summary_text(run, root)):
         print(table)
-    return code
+    # A command that failed or was killed ran only part of what it should: its findings are
+    # incomplete, so CI must not read the run as clean.
+    return EXIT_ERROR if code else status
+
+
+def _how_it_ended(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the command was killed by {name}"
+    return f"the command exited with code {code}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -259,6 +279,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _runs(args)
         return _check(args)
     except KeyboardInterrupt:
+        return EXIT_ERROR
+    except Exception as exc:  # a bug of ours: a clear line and the error status, not a 1
+        print(f"dynamo-lens: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if os.environ.get("DYNAMO_LENS_DEBUG"):
+            raise
         return EXIT_ERROR
 
 

@@ -158,6 +158,8 @@ export interface RunSummary {
   inductorSeconds: number;
   framesCompiled: number;
   skipped: number;
+  /** Distinct breaks beyond the rows sent (the costliest 500 are). */
+  rowsNotShown?: number;
   rows: RunSummaryRow[];
 }
 

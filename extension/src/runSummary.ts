@@ -48,8 +48,9 @@ export function summaryItem(row: RunSummaryRow, root: string | undefined): Summa
 export function summaryMessage(summary: RunSummary | null | undefined): string {
   if (!summary) return 'No run yet: run "Dynamo Lens: Run File with Analysis" or "Load Torch Trace…".';
   const ended = summary.cancelled ? ' (cancelled)' : summary.exitCode ? ` (exit code ${summary.exitCode})` : '';
-  const n = summary.rows.length;
+  const n = summary.rows.length + (summary.rowsNotShown ?? 0);
   const breaks = n === 0 ? 'no graph breaks' : `${n} distinct graph break${n === 1 ? '' : 's'}`;
+  const listed = summary.rowsNotShown ? ` (the costliest ${summary.rows.length} listed)` : '';
   const skipped = summary.skipped ? `; ${summary.skipped} unreadable trace line(s) skipped` : '';
-  return `${summary.provenance}${ended}: ${breaks}; compile time Dynamo ${seconds(summary.dynamoSeconds)}, Inductor ${seconds(summary.inductorSeconds)}${skipped}`;
+  return `${summary.provenance}${ended}: ${breaks}${listed}; compile time Dynamo ${seconds(summary.dynamoSeconds)}, Inductor ${seconds(summary.inductorSeconds)}${skipped}`;
 }

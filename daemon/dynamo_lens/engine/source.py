@@ -6,6 +6,7 @@ import ast
 import hashlib
 import io
 import os
+import stat
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -18,12 +19,29 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# Past this a file is no source file of anyone's (and hashing it would take a while).
+MAX_HASHED_BYTES = 256 << 20
+
+
 def file_hash(path: str | os.PathLike[str]) -> str | None:
-    """``content_hash`` of a file's bytes now, or None when it cannot be read."""
+    """``content_hash`` of a regular file's bytes now; None when it cannot be read, is not a
+    regular file (a FIFO or a device would block or never end) or is over 256 MB."""
     try:
-        return content_hash(Path(path).read_bytes())
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HASHED_BYTES:
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def decode_source(path: str, data: bytes) -> tuple[str | None, Finding | None]:

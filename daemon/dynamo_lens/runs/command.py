@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -37,11 +38,22 @@ def display(cmd: list[str], root: Path) -> str:
     return shlex.join(out)
 
 
+# After the command itself has exited: how long its output may still drain, and how long the
+# rest of its process group gets between SIGTERM and SIGKILL.
+_DRAIN = 1.0
+_GRACE = 3.0
+
+
 class TracedRun:
     """The user's command as it is, with ``TORCH_TRACE`` set in its environment: it reaches
     subprocesses and every rank of a torchrun. Output passes through, or, with ``on_line``,
-    goes line by line to it (the daemon's stdout is the LSP channel). The command runs in a
-    process group of its own so that a cancel stops all of it (torchrun's ranks too)."""
+    goes line by line to it (the daemon's stdout is the LSP channel).
+
+    With ``on_line`` (the editor's runs) the command runs in a process group of its own: a
+    cancel stops all of it (torchrun's ranks too), and so does the command's own end, since
+    what it left running in the background is part of the run. The run is over when the
+    command exits, not when every holder of its output pipe has closed it (a child in a
+    session of its own could hold it for ever)."""
 
     def __init__(
         self,
@@ -59,9 +71,11 @@ class TracedRun:
         self._on_line = on_line
         self._root = root
         self._proc: subprocess.Popen[str] | None = None
+        self._pgid: int | None = None
+        self._done = threading.Event()
 
     def wait(self) -> int:
-        """The command's exit status (127: it could not be started)."""
+        """The command's exit status (127: it could not be started; -N: killed by signal N)."""
         env = {**os.environ, "TORCH_TRACE": str(self.trace_dir), "PYTHONUNBUFFERED": "1"}
         capture = self._on_line is not None
         try:
@@ -83,33 +97,58 @@ class TracedRun:
             else:
                 print(message)
             return 127
-        if self._proc.stdout is not None and self._on_line is not None:
-            for line in self._proc.stdout:
-                self._on_line(line.rstrip("\n"))
-        return self._proc.wait()
+        if not capture:
+            return self._proc.wait()
+        self._pgid = self._proc.pid  # a new session: its leader's pid is the group's id
+        if self.cancelled:  # cancelled while it was starting
+            self._signal(signal.SIGKILL)
+        pump = threading.Thread(target=self._pump, name="run-output", daemon=True)
+        pump.start()
+        code = self._proc.wait()
+        pump.join(_DRAIN)
+        self._done.set()
+        self._stop_group()
+        return code
 
-    def cancel(self, grace: float = 3.0) -> None:
-        """Stop the whole process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+    def _pump(self) -> None:
         proc = self._proc
-        self.cancelled = True
-        if proc is None or proc.poll() is not None:
+        assert proc is not None and proc.stdout is not None and self._on_line is not None
+        try:
+            for line in proc.stdout:
+                if self._done.is_set():
+                    return  # the run is over; a straggler's output is not its output
+                self._on_line(line.rstrip("\n"))
+        except (OSError, ValueError):
+            pass
+
+    def _signal(self, sig: int) -> None:
+        if self._pgid is None:
             return
         try:
-            pgid = os.getpgid(proc.pid)
-            os.killpg(pgid, signal.SIGTERM)
+            os.killpg(self._pgid, sig)
         except OSError:
+            pass  # the group is gone already
+
+    def _stop_group(self, grace: float = _GRACE) -> None:
+        """SIGTERM to the command's process group, SIGKILL after ``grace`` seconds: whether
+        or not its leader still runs (a background child keeps the group alive)."""
+        self._signal(signal.SIGTERM)
+        if grace <= 0:
+            self._signal(signal.SIGKILL)
             return
+        timer = threading.Timer(grace, self._signal, (signal.SIGKILL,))
+        timer.daemon = True
+        timer.start()
 
-        def kill() -> None:
-            try:
-                proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(pgid, signal.SIGKILL)
-                except OSError:
-                    pass
+    def cancel(self, grace: float = _GRACE) -> None:
+        """Stop the whole process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+        self.cancelled = True
+        self._stop_group(grace)
 
-        threading.Thread(target=kill, daemon=True).start()
+    def kill(self) -> None:
+        """Stop it at once and forget its trace (the daemon is leaving)."""
+        self.cancel(grace=0)
+        shutil.rmtree(self.trace_dir, ignore_errors=True)
 
 
 def trace_results(

@@ -10,6 +10,7 @@ A break or recompile seen on several ranks, or many times, is one finding with c
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -36,24 +37,43 @@ _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 
 def _num(value: object) -> float:
-    """A number from a trace field, 0 for anything else (a field another torch renamed or
-    retyped must not stop the reading)."""
+    """A finite number from a trace field, 0 for anything else (a field another torch renamed or
+    retyped, or a hostile one, must not stop the reading)."""
     try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
         return 0.0
+    return x if math.isfinite(x) else 0.0
+
+
+def _line_no(value: object) -> int:
+    """A line number from a trace field: 1 for anything a source file cannot have."""
+    n = _num(value)
+    return int(n) if 1 <= n <= breaktext.MAX_LINE_NO else 1
+
+
+# Ranks are said as runs; past this many runs the rest is counted, not listed.
+_RANK_RUNS = 8
 
 
 def ranks_text(ranks: set[int]) -> str:
-    """``ranks 0–3``, ``rank 3 only``, ``ranks 0, 2``; empty for a single-process run."""
-    rs = sorted(r for r in ranks if r is not None)
+    """``ranks 0–3``, ``rank 3 only``, ``ranks 0, 2, 5–7``; empty for a single-process run. A
+    job of thousands of ranks reads as runs, the rest counted."""
+    rs = sorted(r for r in ranks if isinstance(r, int))
     if not rs:
         return ""
     if len(rs) == 1:
         return f"rank {rs[0]} only"
-    if rs == list(range(rs[0], rs[-1] + 1)):
-        return f"ranks {rs[0]}–{rs[-1]}"
-    return "ranks " + ", ".join(map(str, rs))
+    runs: list[tuple[int, int]] = []
+    for r in rs:
+        if runs and r == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], r)
+        else:
+            runs.append((r, r))
+    parts = [f"{a}–{b}" if b > a else str(a) for a, b in runs[:_RANK_RUNS]]
+    if len(runs) > _RANK_RUNS:
+        parts.append(f"… ({len(rs)} ranks)")
+    return "ranks " + ", ".join(parts)
 
 
 @dataclass
@@ -115,7 +135,7 @@ class RunReader:
     def _break(self, rec: Record) -> None:
         text = rec.payload or ""
         lines = text.splitlines()
-        site = breaktext.SITE_RE.match(lines[0].strip()) if lines else None
+        site = breaktext.site(lines[0]) if lines else None
         tb_at = next(
             (i for i, ln in enumerate(lines) if ln.startswith("User code traceback")), None
         )
@@ -124,10 +144,10 @@ class RunReader:
         parsed = breaktext.parse_reason(body)
         frames = []
         for ln in lines[tb_at:] if tb_at is not None else []:
-            m = breaktext.TB_FRAME_RE.match(ln)
-            if m and not is_plumbing(m["path"]):
-                frames.append(self._frame(m["path"], int(m["line"]), m["name"]))
-        origin_key = (self.paths.local(site["path"]), site["line"]) if site else ("", "")
+            tb = breaktext.traceback_frame(ln)
+            if tb and not is_plumbing(tb[0]):
+                frames.append(self._frame(*tb))
+        origin_key = (self.paths.local(site[0]), site[1]) if site else ("", "")
         key_o = (f"{origin_key[0]}:{origin_key[1]}", parsed.gb_id or parsed.gb_type)
         if not frames:
             # "user stack suppressed due to duplicate graph break": the same site again.
@@ -183,14 +203,9 @@ class RunReader:
             return
         reason = str(reason)
         first = reason.strip().splitlines()[0]
-        rm = guards.REASON_RE.match(first.split("(HINT:")[0])
-        g = guards.classify((rm["guard"] if rm else first).strip())
-        frames = [
-            self._frame(fm["path"], int(fm["line"]), fm["fn"])
-            for fm in guards.FILE_RE.finditer(reason)
-            if not is_plumbing(fm["path"])
-        ]
-        if not frames and (locs := list(guards.LOC_RE.finditer(first))):
+        g = guards.classify(guards.split_reason(first.split("(HINT:")[0])[0].strip())
+        frames = [self._frame(*fr) for fr in guards.frames_in(reason) if not is_plumbing(fr[0])]
+        if not frames and (locs := list(guards.LOC_RE.finditer(first[: guards.MAX_GUARD_CHARS]))):
             # "# <code>  # <shortened path>:<line> in <fn>": the guard's line, no full stack.
             lm = locs[-1]
             frames = [self._frame(lm["tail"], int(lm["line"]), lm["fn"])]
@@ -201,7 +216,7 @@ class RunReader:
             co = self.paths.local(str(m.get("co_filename") or ""))
             if not self.ws.contains(co):
                 return
-            start = max(int(_num(m.get("co_firstlineno"))), 1)
+            start = _line_no(m.get("co_firstlineno"))
             at = frame_at(co, start, str(m.get("co_name") or ""))
         origin = frames[-1] if frames and not self.ws.contains(frames[-1].path) else None
         key = (g.kind, g.var, g.dim, at.path, at.line, breaktext.where(origin) if origin else "")
@@ -230,7 +245,7 @@ class RunReader:
         m = rec.body
         if not co or not self.ws.contains(co):
             return
-        line = max(int(_num(m.get("co_firstlineno"))), 1)
+        line = _line_no(m.get("co_firstlineno"))
         name = str(m.get("co_name") or "")
         st = self._frame_stats.get((co, line))
         resumed = _RESUME.match(name)
@@ -270,7 +285,7 @@ class RunReader:
         backend): it runs eagerly from then on."""
         if not self.ws.contains(co):
             return
-        line = max(int(_num(rec.body.get("co_firstlineno"))), 1)
+        line = _line_no(rec.body.get("co_firstlineno"))
         key = (co, line, fail_type)
         s = self._failures.get(key)
         if s is None:

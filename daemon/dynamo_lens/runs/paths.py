@@ -9,6 +9,9 @@ from pathlib import Path
 from ..engine.source import iter_python_files
 from ..texts.locate import Workspace
 
+# A trace can name millions of distinct paths; the memo of mapped ones stays bounded.
+_MEMO = 100_000
+
 
 class PathMap:
     def __init__(self, ws: Workspace, maps: list[tuple[str, str]] | None = None) -> None:
@@ -25,7 +28,9 @@ class PathMap:
         return self._by_name
 
     def local(self, path: str) -> str:
-        """The workspace file ``path`` names, else ``path`` itself (a library, say)."""
+        """The workspace file ``path`` names, by its real path (the one the editor's documents
+        have: ``/ws/./m.py`` or a symlink into the workspace is the file itself), else ``path``
+        itself (a library, say)."""
         if path in self._memo:
             return self._memo[path]
         out = path
@@ -36,7 +41,10 @@ class PathMap:
         else:
             if not (os.path.exists(path) and self.ws.contains(path)):
                 out = self._by_suffix(path) or path
-        self._memo[path] = out
+        if self.ws.contains(out):
+            out = os.path.realpath(out)
+        if len(self._memo) < _MEMO:
+            self._memo[path] = out
         return out
 
     def _by_suffix(self, path: str) -> str | None:

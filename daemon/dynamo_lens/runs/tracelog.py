@@ -15,13 +15,22 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import re
+import stat
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 _RECORD = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ \S+\] (?P<json>\{.*\})\s*$")
+# Bounds on what a log (from anywhere) can make the reader hold: a record line, interned
+# strings (file names) and their count, and ranks.
+MAX_LINE = 1 << 20
+MAX_STRING = 4096
+MAX_STRINGS = 100_000
+MAX_RANK = 1 << 24
 _RANK_IN_NAME = re.compile(r"rank_(\d+)")
 # The keys of a record line beside its event: ids, rank, stack (torch/_logging/_internal.py).
 META_KEYS = {
@@ -69,13 +78,24 @@ class ReadStats:
             self.skipped.append(f"{where}: {why}")
 
 
+def printable(path: str | Path) -> str:
+    """A path as it can be shown: a file name that is not UTF-8 gets replacement characters."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def trace_files(paths: Iterable[Path]) -> list[Path]:
-    """The logs under ``paths``: folders are searched (``*.log``, ``*.log.gz``, ``*.txt``)."""
+    """The logs under ``paths``: folders are searched (``*.log``, ``*.log.gz``, ``*.txt``) without
+    following symbolic links (a trace folder from elsewhere may point anywhere); a path named
+    on its own is taken as it is."""
     out: list[Path] = []
     for p in paths:
         if p.is_dir():
-            found = [f for f in sorted(p.rglob("*")) if f.is_file() and _is_log(f)]
-            out.extend(found)
+            for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    f = Path(dirpath, name)
+                    if _is_log(f) and not f.is_symlink() and f.is_file():
+                        out.append(f)
         elif p.is_file():
             out.append(p)
     return out
@@ -85,12 +105,29 @@ def _is_log(f: Path) -> bool:
     return f.name.endswith((".log", ".log.gz", ".txt", ".txt.gz"))
 
 
-def _open(path: Path) -> TextIO:
-    with path.open("rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return path.open("r", encoding="utf-8", errors="replace")
+def _open(path: Path) -> TextIO | None:
+    """The log as text, gzip or not; None when it is no regular file (it can name a FIFO or a
+    device, which would block or never end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        os.set_blocking(fd, True)
+        raw = os.fdopen(fd, "rb")
+    except OSError:
+        os.close(fd)
+        return None
+    try:
+        magic = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
+    except OSError:
+        raw.close()
+        return None
+    binary: Any = gzip.GzipFile(fileobj=raw) if magic == b"\x1f\x8b" else raw
+    return io.TextIOWrapper(binary, encoding="utf-8", errors="replace")
 
 
 def read(
@@ -99,12 +136,45 @@ def read(
     stats = stats if stats is not None else ReadStats()
     for path in trace_files(paths):
         stats.files += 1
-        yield from _read_one(path, stats, max_payload)
+        fh = _open(path)
+        if fh is None:
+            stats.skip(printable(path.name), "not a regular file")
+            continue
+        try:
+            yield from _read_one(fh, path, stats, max_payload)
+        except (OSError, EOFError, zlib.error) as exc:
+            # A truncated or corrupt .gz, an unreadable file: what came before still counts.
+            stats.skip(printable(path.name), f"unreadable from here on ({type(exc).__name__})")
+        finally:
+            fh.close()
 
 
-def _read_one(path: Path, stats: ReadStats, max_payload: int) -> Iterator[Record]:
+def _lines(fh: TextIO, limit: int) -> Iterator[tuple[str, bool]]:
+    """(line, whole) for each line, at most ``limit`` characters kept: a line of gigabytes (a
+    broken or hostile log) costs ``limit`` in memory, the rest of it is skipped."""
+    while True:
+        line = fh.readline(limit)
+        if not line:
+            return
+        if line.endswith("\n") or len(line) < limit:
+            yield line, True
+            continue
+        while (more := fh.readline(limit)) and not more.endswith("\n"):
+            pass
+        yield line, False
+
+
+def _rank(value: Any) -> int | None:
+    """A rank as a record names it: a small non-negative int, else none."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_RANK:
+        return None
+    return value
+
+
+def _read_one(fh: TextIO, path: Path, stats: ReadStats, max_payload: int) -> Iterator[Record]:
     m = _RANK_IN_NAME.search(path.name)
-    file_rank = int(m.group(1)) if m else None
+    file_rank = _rank(int(m.group(1))) if m and len(m.group(1)) < 10 else None
+    name = printable(path.name)
     strings: dict[int, str] = {}
     pending: tuple[dict[str, Any], list[str], int] | None = None  # (line object, payload, size)
 
@@ -115,57 +185,74 @@ def _read_one(path: Path, stats: ReadStats, max_payload: int) -> Iterator[Record
         names = [k for k in obj if k not in META_KEYS]
         if not names:
             return None
-        name = names[0]
-        body = obj[name] if isinstance(obj[name], dict) else {"value": obj[name]}
+        event = names[0]
+        body = obj[event] if isinstance(obj[event], dict) else {"value": obj[event]}
         meta = {k: v for k, v in obj.items() if k in META_KEYS}
         if "stack" in meta:
             meta["stack"] = _frames(meta["stack"], strings)
-        if name == "dynamo_start" and "stack" in body:
+        if event == "dynamo_start" and "stack" in body:
             body["stack"] = _frames(body["stack"], strings)
-        rank = obj.get("rank", file_rank)
+        rank = _rank(obj["rank"]) if "rank" in obj else file_rank
         payload = "\n".join(parts) if parts or obj.get("has_payload") else None
         if size > max_payload:
             stats.cut_payloads += 1
             payload = (payload or "") + f"\n... (cut, {size} characters)"
         stats.records += 1
-        return Record(name, body, meta, payload, rank, str(path))
+        return Record(event, body, meta, payload, rank, printable(path))
 
-    with _open(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.startswith("\t"):
-                if pending is not None:
-                    text = line[1:].rstrip("\n")
-                    obj, parts, size = pending
-                    if size + len(text) <= max_payload:
-                        parts.append(text)
-                    pending = (obj, parts, size + len(text) + 1)
-                continue
-            rec = finish()
-            pending = None
-            if rec is not None:
-                yield rec
-            if not line.strip():
-                continue
-            m2 = _RECORD.match(line)
-            if m2 is None:
-                stats.skip(f"{path.name}:{lineno}", "not a trace record")
-                continue
-            try:
-                obj = json.loads(m2["json"])
-            except ValueError:
-                stats.skip(f"{path.name}:{lineno}", "unreadable JSON (a truncated line?)")
-                continue
-            if not isinstance(obj, dict):
-                stats.skip(f"{path.name}:{lineno}", "not an object")
-                continue
-            if "str" in obj and isinstance(obj["str"], list) and len(obj["str"]) == 2:
-                text, idx = obj["str"]
-                strings[int(idx)] = str(text)
-                continue
-            pending = (obj, [], 0)
+    for lineno, (line, whole) in enumerate(_lines(fh, MAX_LINE), 1):
+        if line.startswith("\t"):
+            if pending is not None:
+                text = line[1:].rstrip("\n")
+                obj, parts, size = pending
+                if not whole:  # a payload line of gigabytes: counted as cut, never kept
+                    size = max(size, max_payload) + 1
+                elif size + len(text) <= max_payload:
+                    parts.append(text)
+                pending = (obj, parts, size + len(text) + 1)
+            continue
+        rec = finish()
+        pending = None
+        if rec is not None:
+            yield rec
+        if not line.strip():
+            continue
+        if not whole:
+            stats.skip(f"{name}:{lineno}", f"a line over {MAX_LINE} characters")
+            continue
+        m2 = _RECORD.match(line)
+        if m2 is None:
+            stats.skip(f"{name}:{lineno}", "not a trace record")
+            continue
+        try:
+            obj = json.loads(m2["json"])
+        except (ValueError, RecursionError):
+            stats.skip(f"{name}:{lineno}", "unreadable JSON (a truncated or nested line?)")
+            continue
+        if not isinstance(obj, dict):
+            stats.skip(f"{name}:{lineno}", "not an object")
+            continue
+        if "str" in obj:
+            if not _intern(obj["str"], strings):
+                stats.skip(f"{name}:{lineno}", "an unusable string-table entry")
+            continue
+        pending = (obj, [], 0)
     rec = finish()
     if rec is not None:
         yield rec
+
+
+def _intern(entry: Any, strings: dict[int, str]) -> bool:
+    """``{"str": [text, index]}``: string ``index`` is ``text`` from now on (a bounded table)."""
+    if not (isinstance(entry, list) and len(entry) == 2):
+        return False
+    text, idx = entry
+    if not isinstance(text, str) or isinstance(idx, bool) or not isinstance(idx, int):
+        return False
+    if len(strings) >= MAX_STRINGS and idx not in strings:
+        return False
+    strings[idx] = text[:MAX_STRING]
+    return True
 
 
 def _frames(stack: Any, strings: dict[int, str]) -> list[dict[str, Any]]:

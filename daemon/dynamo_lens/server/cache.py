@@ -187,7 +187,8 @@ class ResultCache:
             if entry is None:
                 return None
             run = from_wire(entry["run"], LoadedRun)
-            if not all(self._inside(r.path) for r in run.results):
+            named = [r.path for r in run.results] + [row.path for row in run.summary]
+            if not all(self._inside(p) for p in named):
                 raise ValueError("a run about files outside the workspace")
             return run
         except Exception:

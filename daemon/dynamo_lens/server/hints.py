@@ -13,12 +13,13 @@ from pathlib import Path
 from ..engine.source import decode_source, syntax_error
 from ..findings import FileResult, Finding, Kind, Severity
 from ..static import Reconciler, analyze_source, reachable_functions
+from ..texts.locate import MAX_SOURCE_BYTES
 from .context import Context
 from .debounce import Debouncer
 from .documents import DocState, shift_findings
 
 # Model files are kilobytes; a generated or data file of megabytes is not one.
-MAX_FILE_BYTES = 1_000_000
+MAX_FILE_BYTES = MAX_SOURCE_BYTES
 
 
 def _disk_size(path: str) -> int:

@@ -4,6 +4,11 @@ restarts until cleared or replaced.
 
 A file that changed since the run keeps its run findings, marked stale: they describe the code
 as it ran, which is still worth seeing, but not as current as a fresh analysis.
+
+A trace can come from anywhere (loading one is allowed in Restricted Mode), so what it says is
+bounded before it is shown: a run is stored only once it has been published (a run that cannot
+be shown is never brought back at the next start), a stored run is validated again when a
+daemon starts (off the event loop), and each file shows at most ``MAX_FINDINGS_PER_FILE``.
 """
 
 from __future__ import annotations
@@ -18,18 +23,40 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.source import content_hash, file_hash
-from ..findings import Finding, FindingData, TargetReport
+from ..findings import Finding, FindingData, Kind, Severity, TargetReport
 from ..runs.command import TracedRun, trace_results
 from ..runs.loaded import LoadedRun
 from .context import Context
 from .documents import DocState, mark_stale
+
+# One file gets at most this many run findings; the rest are counted in one note.
+MAX_FINDINGS_PER_FILE = 200
 
 
 class LastRun:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._lock = threading.Lock()
-        self.run: LoadedRun | None = ctx.cache.get_run()
+        self._loading = threading.Lock()  # one trace read at a time: each replaces the last
+        self.run: LoadedRun | None = None
+
+    def restore(self) -> None:
+        """The stored run, back with a new daemon (call it off the event loop): what no longer
+        exists is dropped, the rest shown."""
+        run = self.ctx.cache.get_run()
+        if run is None:
+            self.ctx.log("last run: none stored (or refused)")
+            return
+        kept = [r for r in run.results if file_hash(r.path) is not None]
+        if len(kept) != len(run.results):
+            paths = {r.path for r in kept}
+            run = replace(
+                run, results=kept, summary=[row for row in run.summary if row.path in paths]
+            )
+            self._store(run)
+        self.run = run
+        self.show(self.paths())
+        self.ctx.log(f"last run: {run.provenance} shown again ({len(kept)} file(s))")
 
     # -- what the run says ------------------------------------------------------------------
     def paths(self) -> set[str]:
@@ -50,6 +77,9 @@ class LastRun:
         for r in run.results if run else []:
             if r.path == path:
                 out = [replace(f, data=FindingData(**f.data)) for f in r.all_findings()]
+        if len(out) > MAX_FINDINGS_PER_FILE:
+            more = len(out) - MAX_FINDINGS_PER_FILE
+            out = [*out[:MAX_FINDINGS_PER_FILE], _more_note(path, more, run)]
         if out and self.changed(path, current_hash):
             out = mark_stale(out)
         return out
@@ -67,20 +97,29 @@ class LastRun:
         return None
 
     # -- showing it -------------------------------------------------------------------------
-    def _replace(self, run: LoadedRun | None) -> set[str]:
-        """Show ``run`` instead of the last one (None: clear); the files whose findings
-        change. Stored first, so a restart shows the same."""
+    def _replace(self, run: LoadedRun | None) -> None:
+        """Show ``run`` instead of the last one (None: clear), then store it, so a restart shows
+        the same. A run that cannot be shown is not stored: the last one comes back."""
         with self._lock:
+            previous = self.run
             before = self.paths()
+            self.run = run
+            try:
+                self.show(before | self.paths())
+            except Exception:
+                self.run = previous
+                self.show(before | self.paths())
+                raise
             if run is None:
                 self.ctx.cache.clear_run()
             else:
-                try:
-                    self.ctx.cache.put_run(run)
-                except OSError:
-                    pass  # shown all the same; only the restart loses it
-            self.run = run
-            return before | self.paths()
+                self._store(run)
+
+    def _store(self, run: LoadedRun) -> None:
+        try:
+            self.ctx.cache.put_run(run)
+        except OSError:
+            pass  # shown all the same; only the restart loses it
 
     def show(self, paths: set[str]) -> None:
         """Publish ``paths`` with the last run's findings as they stand now."""
@@ -123,9 +162,10 @@ class LastRun:
     ) -> dict[str, Any]:
         """A run's trace, read (no user code runs: allowed in Restricted Mode): its findings
         replace the previous run's, beside the editor's own, and are kept across restarts."""
-        run = trace_results(paths, self.ctx.root, [], provenance)
-        run = replace(run, exit_code=exit_code, cancelled=cancelled)
-        self.show(self._replace(run))
+        with self._loading:
+            run = trace_results(paths, self.ctx.root, [], provenance)
+            run = replace(run, exit_code=exit_code, cancelled=cancelled)
+            self._replace(run)
         return {
             "files": len(run.results),
             "findings": sum(len(r.findings) for r in run.results),
@@ -139,7 +179,13 @@ class LastRun:
         ``python`` is that interpreter too: the one the user chose for this workspace."""
         python = self.ctx.python or sys.executable
         if command and command.strip():
-            argv = [a.replace("${file}", path or "") for a in shlex.split(command)]
+            try:
+                words = shlex.split(command)
+            except ValueError as exc:  # an unbalanced quote
+                raise ValueError(
+                    f"dynamoLens.runCommand cannot be read ({exc}): {command}"
+                ) from exc
+            argv = [_with_file(w, path or "") for w in words]
             if argv[0] in ("python", "python3"):
                 argv[0] = python
             return argv
@@ -153,19 +199,51 @@ class LastRun:
         return TracedRun(argv, self.ctx.root, on_line=on_line)
 
     def finish(self, run: TracedRun, code: int) -> dict[str, Any]:
-        """Whatever the command got through before it failed or was cancelled is shown."""
+        """Whatever the command got through before it failed or was cancelled is shown. Its
+        trace folder is read only if it is still the folder the daemon made: a command that
+        put a link there would have the daemon read wherever it points."""
         how = ", cancelled" if run.cancelled else f", exit code {code}" if code else ""
+        folder = run.trace_dir
+        ours = folder.is_dir() and not folder.is_symlink()
+        if not ours:
+            self.ctx.log(f"{run.provenance}: its trace folder {folder} was replaced; not read")
         try:
-            out = self.load([run.trace_dir], run.provenance + how, code, run.cancelled)
+            out = self.load([folder] if ours else [], run.provenance + how, code, run.cancelled)
         finally:
-            shutil.rmtree(run.trace_dir, ignore_errors=True)
+            if folder.is_symlink():
+                folder.unlink(missing_ok=True)
+            shutil.rmtree(folder, ignore_errors=True)
         return {**out, "exitCode": code, "cancelled": run.cancelled}
 
     def clear(self) -> int:
-        paths = self._replace(None)
-        self.show(paths)
+        paths = self.paths()
+        self._replace(None)
         return len(paths)
+
+
+def _with_file(word: str, path: str) -> str:
+    """``${file}`` in one word of the run command: the path itself when it is the whole word (an
+    argument), quoted for a shell when it sits inside a longer word (``bash -c 'python
+    ${file}'``), so that a file named ``a;touch x;b.py`` stays a file name."""
+    if word == "${file}":
+        return path
+    return word.replace("${file}", shlex.quote(path))
 
 
 def _hash(text: str) -> str:
     return content_hash(text.encode())
+
+
+def _more_note(path: str, more: int, run: LoadedRun | None) -> Finding:
+    return Finding(
+        Kind.SKIPPED,
+        Severity.INFORMATION,
+        path,
+        1,
+        1,
+        1,
+        2,
+        f"{more} more finding(s) of the run in this file are not shown (the first "
+        f"{MAX_FINDINGS_PER_FILE} are); the run's report lists them all",
+        note=f"seen in {run.provenance}" if run else "",
+    )

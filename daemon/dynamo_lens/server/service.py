@@ -95,8 +95,9 @@ class AnalysisService:
 
     # -- lifecycle and status ----------------------------------------------------------------
     def start(self) -> None:
-        # The last run's findings come back with the daemon (a restart, a new session).
-        self.last_run.show(self.last_run.paths())
+        # The last run's findings come back with the daemon (a restart, a new session): read,
+        # validated and published off the event loop (a stored run can be large).
+        threading.Thread(target=self._restore_run, name="last-run", daemon=True).start()
         ctx = self.ctx
         if not ctx.trusted:
             self._emit(
@@ -131,6 +132,13 @@ class AnalysisService:
                 self._emit("error", self.last_error)
 
         threading.Thread(target=warm, name="warmup", daemon=True).start()
+
+    def _restore_run(self) -> None:
+        try:
+            self.last_run.restore()
+        except Exception as exc:  # a stored run that cannot be shown is dropped, never fatal
+            self.ctx.log(f"the last run could not be shown again: {exc}")
+            self.ctx.cache.clear_run()
 
     def close(self) -> None:
         self.hints.close()

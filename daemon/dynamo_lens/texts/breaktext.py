@@ -17,10 +17,39 @@ from pathlib import Path
 from ..findings import Finding, FindingData, Frame, Kind, Severity, gb_doc_url
 from .locate import display_path
 
-# torch's own name for the site, first line of each logged break (2.8 through 2.15).
-SITE_RE = re.compile(r"^Graph break.*? in user code at (?P<path>.+):(?P<line>\d+)\s*$")
-URL_RE = re.compile(r"https://\S+/gb/gb(\d+)\.html")
-TB_FRAME_RE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+), in (?P<name>\S+)')
+# Texts from traces made anywhere are read in linear time and within bounds: a line of torch's
+# that no regex backtracks over, line numbers a source file can have.
+MAX_LINE_CHARS = 4096
+MAX_LINE_NO = 10_000_000
+URL_RE = re.compile(r"/gb/gb(\d+)\.html")
+# `  File "/path/model.py", line 12, in forward`: no quote inside the path, so no backtracking.
+TB_FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d{1,8}), in (?P<name>\S+)')
+_SITE_AT = " in user code at "
+
+
+def site(first_line: str) -> tuple[str, int] | None:
+    """(path, line) of torch's own name for a break's site, the first line of each logged break
+    (2.8 through 2.15): ``Graph break ... in user code at /path/model.py:12``."""
+    head = first_line[:MAX_LINE_CHARS].strip()
+    if not head.startswith("Graph break"):
+        return None
+    i = head.rfind(_SITE_AT)
+    if i < 0:
+        return None
+    path, _, number = head[i + len(_SITE_AT) :].rpartition(":")
+    if not path or not number.isdigit() or int(number) > MAX_LINE_NO:
+        return None
+    return path, int(number)
+
+
+def traceback_frame(line: str) -> tuple[str, int, str] | None:
+    """(path, line, function) of a ``File "...", line N, in f`` traceback line."""
+    m = TB_FRAME_RE.match(line[:MAX_LINE_CHARS])
+    if m is None or int(m["line"]) > MAX_LINE_NO:
+        return None
+    return m["path"], int(m["line"]), m["name"]
+
+
 # The graph-break id table built from torch 2.15's registry (scripts/gb_registry.py).
 _TABLE = Path(__file__).resolve().parent / "data" / "gb_registry.json"
 

@@ -9,29 +9,33 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-REASON_RE = re.compile(r"^(?:\d+/\d+:\s*)?(?P<guard>.*?)(?:\s{2,}#\s+(?P<rest>.*))?$", re.S)
-LOC_RE = re.compile(r"#\s+(?P<tail>\S+?):(?P<line>\d+) in (?P<fn>[\w<>]+)")
-FILE_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+# A guard's line is short; a reason from a trace made anywhere may not be. Every regex below
+# runs on a bounded slice, and none can backtrack over it quadratically.
+MAX_REASON_CHARS = 64 * 1024
+MAX_GUARD_CHARS = 2048
+_COMPILE_ID = re.compile(r"^\d+/\d+:\s*")
+LOC_RE = re.compile(r"#\s+(?P<tail>[^\s:]+):(?P<line>\d{1,8}) in (?P<fn>[\w<>]+)")
+FILE_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d{1,8}), in (?P<fn>\S+)')
 _SIZE_RE = re.compile(
-    r"tensor '(?P<var>.+?)' size mismatch at index (?P<dim>\d+)\. "
+    r"tensor '(?P<var>.{1,200}?)' size mismatch at index (?P<dim>\d+)\. "
     r"expected (?P<exp>\d+), actual (?P<act>\d+)"
 )
 _DTYPE_RE = re.compile(
-    r"tensor '(?P<var>.+?)' dtype mismatch\. expected (?P<exp>\w+), actual "
+    r"tensor '(?P<var>.{1,200}?)' dtype mismatch\. expected (?P<exp>\w+), actual "
     r"(?P<act>\w+)"
 )
-_TENSOR_META_RE = re.compile(r"tensor '(?P<var>.+?)' (?P<what>[\w ]+?) mismatch")
+_TENSOR_META_RE = re.compile(r"tensor '(?P<var>.{1,200}?)' (?P<what>[\w ]{1,40}?) mismatch")
 _NONE_RE = re.compile(r"^(?P<var>\S+) is (?P<neg>not )?None$")
 # torch >= 2.13 words a tensor-then-None change as a type check on the tensor guard.
 _NONE_TYPE_RE = re.compile(
-    r"expected type of '(?P<var>.+?)' to be a tensor type, '? ?but found <class 'NoneType'>"
+    r"expected type of '(?P<var>.{1,200}?)' to be a tensor type, '? ?but found <class 'NoneType'>"
 )
 _LEN_RE = re.compile(r"^len\((?P<var>.+)\) == (?P<val>\d+)$")
 _VALUE_RE = re.compile(r"^(?P<var>[^\s=<>!]+) == (?P<val>-?[\w.']+)$")
 _ID_RE = re.compile(r"___check_obj_id\((?P<var>[^,]+),")
 _GLOBAL_RE = re.compile(r"GLOBAL_STATE changed: (?P<what>[\w, ]+)")
-HINT_RE = re.compile(r"\(HINT: (.+?)\)\s*(?:\n|$)", re.S)
-_SIZE_EXPR_RE = re.compile(r"(?P<var>[\w\[\]'.]+)\.size\(\)\[(?P<dim>\d+)\]")
+HINT_RE = re.compile(r"\(HINT: ([\s\S]{1,2000}?)\)\s*(?:\n|$)")
+_SIZE_EXPR_RE = re.compile(r"(?P<var>[\w\[\]'.]{1,200})\.size\(\)\[(?P<dim>\d+)\]")
 
 
 @dataclass
@@ -44,6 +48,29 @@ class Guard:
     dim: int | None = None
 
 
+def split_reason(first: str) -> tuple[str, str]:
+    """(guard, what follows its ``  # ``) of a recompile reason's first line, in linear time:
+    ``"0/1: L['x'] == 3  # return x * n  # model.py:5 in f"`` -> ``("L['x'] == 3", ...)``."""
+    line = _COMPILE_ID.sub("", first[:MAX_GUARD_CHARS], count=1)
+    j = line.find("#")
+    while j >= 0:
+        before = j >= 2 and line[j - 1].isspace() and line[j - 2].isspace()
+        if before and j + 1 < len(line) and line[j + 1].isspace():
+            k = j
+            while k > 0 and line[k - 1].isspace():
+                k -= 1
+            return line[:k], line[j + 1 :].strip()
+        j = line.find("#", j + 1)
+    return line, ""
+
+
+def frames_in(reason: str) -> list[tuple[str, int, str]]:
+    """(path, line, function) of each ``File "...", line N, in f`` a reason quotes."""
+    return [
+        (m["path"], int(m["line"]), m["fn"]) for m in FILE_RE.finditer(reason[:MAX_REASON_CHARS])
+    ]
+
+
 def _plain(var: str) -> str:
     """``L['x']`` -> ``x``; ``L['self'].max_len`` -> ``self.max_len``."""
     var = re.sub(r"\._modules\['([^']+)'\]", r".\1", var)
@@ -51,7 +78,7 @@ def _plain(var: str) -> str:
 
 
 def classify(guard_text: str) -> Guard:
-    g = guard_text.strip()
+    g = guard_text[:MAX_GUARD_CHARS].strip()
     if m := _SIZE_RE.search(g):
         return Guard("size", _plain(m["var"]), g, m["act"], int(m["dim"]))
     if m := _DTYPE_RE.search(g):

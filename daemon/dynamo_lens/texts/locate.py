@@ -10,6 +10,7 @@ import ast
 import functools
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,16 +69,70 @@ def display_path(path: str) -> str:
     return "/".join(norm.split("/")[-3:])
 
 
-def library_frame(path: str, line: int, name: str = "") -> Frame:
-    """A frame outside the workspace: no AST spans (parsing a library per frame is costly)."""
-    import linecache
+# A model file is kilobytes: past this, a workspace file is neither parsed nor analysed.
+MAX_SOURCE_BYTES = 1_000_000
+# Library modules are larger (torch's biggest are a few hundred KB); one line is all we read.
+MAX_LIBRARY_BYTES = 8_000_000
 
-    return Frame(
-        path=path,
-        line=line,
-        name=clean_function_name(name),
-        code=linecache.getline(path, line).strip(),
-    )
+
+def read_regular(path: str, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes; None for anything else.
+
+    Paths come from tracebacks and from traces made anywhere: a FIFO or ``/dev/stdin`` would
+    block the reader for good, ``/dev/zero`` never ends, and a huge file costs its size in
+    memory. So the file is opened without blocking and checked before a byte is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return None if size > limit else b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+@functools.lru_cache(maxsize=1)
+def package_roots() -> tuple[str, ...]:
+    """Where this interpreter's installed packages and standard library live."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    roots = [paths.get(k, "") for k in ("purelib", "platlib", "stdlib", "platstdlib")]
+    try:
+        roots += [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:  # a virtualenv's old site.py
+        pass
+    real = {os.path.realpath(r) for r in roots if r}
+    return tuple(sorted(r + os.sep for r in real))
+
+
+def in_package(path: str) -> bool:
+    """Whether ``path`` is a file of an installed package (or the standard library) here."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return real.startswith(package_roots())
+
+
+def library_frame(path: str, line: int, name: str = "") -> Frame:
+    """A frame outside the workspace: no AST spans (parsing a library per frame is costly), and
+    its code line only from an installed package's file (never from whatever a trace names)."""
+    code = _line_of(path, line, MAX_LIBRARY_BYTES) if in_package(path) else ""
+    return Frame(path=path, line=line, name=clean_function_name(name), code=code.strip())
 
 
 class Workspace:
@@ -117,29 +172,46 @@ def _contains(root: str, excludes: tuple[str, ...], path: str) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _parse(path: str, mtime_ns: int) -> tuple[ast.AST | None, tuple[str, ...]]:
-    try:
-        data = Path(path).read_bytes()
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    data = read_regular(path, MAX_SOURCE_BYTES)
+    if data is None:
         return None, ()
+    text = data.decode("utf-8", errors="replace")
     lines = tuple(text.splitlines())
     try:
         return ast.parse(text, filename=path), lines
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, lines
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(path: str, mtime_ns: int, size: int, limit: int) -> tuple[str, ...]:
+    data = read_regular(path, limit)
+    return tuple(data.decode("utf-8", errors="replace").splitlines()) if data else ()
+
+
+def _line_of(path: str, line: int, limit: int) -> str:
+    """Line ``line`` of a regular file of at most ``limit`` bytes, else ""."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return ""
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        return ""
+    lines = _lines(os.path.realpath(path), st.st_mtime_ns, st.st_size, limit)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def parse_file(path: str) -> tuple[ast.AST | None, tuple[str, ...]]:
     try:
         mtime = os.stat(path).st_mtime_ns
-    except OSError:
+    except (OSError, ValueError):
         return None, ()
     return _parse(os.path.realpath(path), mtime)
 
 
 def source_line(path: str, line: int) -> str:
-    _, lines = parse_file(path)
-    return lines[line - 1] if 0 < line <= len(lines) else ""
+    """Line ``line`` of ``path`` (a regular file under the library size limit), else ""."""
+    return _line_of(path, line, MAX_LIBRARY_BYTES)
 
 
 def _span(node: ast.AST) -> Span:

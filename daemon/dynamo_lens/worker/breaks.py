@@ -22,9 +22,6 @@ from . import torchcompat
 from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call
 
-# torch's own name for the site, first line of each logged break (2.8 through 2.15).
-_SITE_RE = breaktext.SITE_RE
-_TB_FRAME_RE = breaktext.TB_FRAME_RE
 _message = breaktext.message
 where = breaktext.where
 
@@ -48,9 +45,9 @@ class Site:
 def _frames_from_text(text: str, ws: Workspace) -> list[Frame]:
     out: list[Frame] = []
     for ln in text.splitlines():
-        m = _TB_FRAME_RE.match(ln)
-        if m and not is_plumbing(m["path"]):
-            out.append(ws.frame(m["path"], int(m["line"]), m["name"]))
+        tb = breaktext.traceback_frame(ln)
+        if tb and not is_plumbing(tb[0]):
+            out.append(ws.frame(*tb))
     return out
 
 
@@ -72,16 +69,16 @@ def _clean(frames: list[Frame]) -> list[Frame]:
 def _cut_at_site(frames: list[Frame], text: str, ws: Workspace) -> list[Frame]:
     """End the chain where torch says the break is: a real_stack can run on into torch's
     internals (fake-tensor implementations) that torch itself does not call user code."""
-    m = _SITE_RE.match(text.lstrip().split("\n", 1)[0]) if text else None
-    if m is None:
+    named = breaktext.site(text.lstrip().split("\n", 1)[0]) if text else None
+    if named is None:
         return frames
-    site = (os.path.realpath(m["path"]), int(m["line"]))
+    site = (os.path.realpath(named[0]), named[1])
     for i in range(len(frames) - 1, -1, -1):
         if (os.path.realpath(frames[i].path), frames[i].line) == site:
             return frames[: i + 1]
     # The stack lacks torch's site: keep what leads there, then the site itself.
     lead = [f for f in frames if f"{os.sep}torch{os.sep}_" not in f.path]
-    return [*lead, ws.frame(m["path"], int(m["line"]))]
+    return [*lead, ws.frame(*named)]
 
 
 def _first_line(text: str) -> str:

@@ -21,13 +21,13 @@ import torch
 
 from ..findings import Finding, FindingData, Frame, Kind, Severity
 from ..texts.guards import (
-    FILE_RE,
     FIX,
     HINT_RE,
     LOC_RE,
-    REASON_RE,
     Guard,
     classify,
+    frames_in,
+    split_reason,
 )
 from ..texts.guards import what as _what
 from ..texts.locate import (
@@ -90,19 +90,14 @@ def parse_recompile(
     first = reason.strip().splitlines()[0] if reason.strip() else reason
     # torch 2.8 appends "(HINT: ...)" to the guard's own line.
     first = re.sub(r"\s*\(HINT: .*$", "", first)
-    m = REASON_RE.match(first)
-    guard_text = (m["guard"] if m else first).strip()
+    guard_text = split_reason(first)[0].strip()
     co_file = str(metrics.get("co_filename") or "")
     co_line = int(metrics.get("co_firstlineno") or 1)
     co_name = clean_function_name(str(metrics.get("co_name") or ""))
     path, line, located = co_file, co_line, False
     origin: Frame | None = None
     # The user stack trace runs outermost first: the deepest workspace frame is the guard's.
-    stack = [
-        ws.frame(fm["path"], int(fm["line"]), fm["fn"])
-        for fm in FILE_RE.finditer(reason)
-        if not is_plumbing(fm["path"])
-    ]
+    stack = [ws.frame(*fr) for fr in frames_in(reason) if not is_plumbing(fr[0])]
     user = ws.user_frames(stack)
     if stack and not ws.contains(stack[-1].path):
         origin = stack[-1]
@@ -130,7 +125,7 @@ def parse_recompile(
             return None
         path, line, located = anchor.path, anchor.line, True
         stack = [anchor, *stack] if stack else [anchor, origin]
-    hint = HINT_RE.search(reason)
+    hint = HINT_RE.search(reason[:8192])
     return Recompile(
         classify(guard_text),
         path,

@@ -56,6 +56,9 @@ describe('summaryMessage', () => {
       'run "python train.py" at 14:02 (exit code 1): 1 distinct graph break; compile time Dynamo 0.50 s, Inductor 12 s; 2 unreadable trace line(s) skipped',
     );
   });
+  it('counts the breaks beyond the rows it was sent', () => {
+    assert.match(summaryMessage({ ...summary, rowsNotShown: 2 }), /: 3 distinct graph breaks \(the costliest 1 listed\);/);
+  });
   it('says how to get a run when there is none', () => {
     assert.match(summaryMessage(null), /Run File with Analysis/);
   });

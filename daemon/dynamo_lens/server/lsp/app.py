@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -25,6 +26,7 @@ from pygls.protocol.language_server import lsp_method
 from ... import __version__
 from ...config import Config, apply, load
 from ...findings import Finding
+from ...runs.command import TracedRun
 from ..hints import MAX_FILE_BYTES
 from ..service import AnalysisService
 from ..watcher import Watcher
@@ -133,6 +135,9 @@ class DynamoLensServer(LanguageServer):
         self.desynced: set[str] = set()
         self.initialized = False
         self.started = threading.Event()
+        # Commands run here, not on pygls's pool, which also reads the LSP stream.
+        self.commands = ThreadPoolExecutor(max_workers=8, thread_name_prefix="command")
+        self.runs: set[TracedRun] = set()  # commands running for "Run File with Analysis"
         self._closed = threading.Lock()
 
     # -- sending (from any thread) -----------------------------------------------------------
@@ -231,12 +236,18 @@ class DynamoLensServer(LanguageServer):
         if service is not None:
             service.close()
 
+    def stop_runs(self) -> None:
+        """The daemon is leaving: the commands it started go with it, and their traces."""
+        for run in list(self.runs):
+            run.kill()
+
     def exit_now(self, code: int) -> None:
         """Leave the process at once: after ``stop_service`` nothing is left to save, and the
         interpreter's exit would wait on pool threads still blocked in a read."""
         if not self._closed.acquire(blocking=False):
             return
         try:
+            self.stop_runs()
             self.stop_service()
         finally:
             logging.shutdown()

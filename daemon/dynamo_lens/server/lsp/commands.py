@@ -1,26 +1,45 @@
 """workspace/executeCommand: the ``dynamoLens.server.*`` commands (docs/lsp-contract.md).
 
 Arguments are typed: pygls structures each one from its annotation and answers a malformed
-call with InvalidParams. Long commands run on pygls's thread pool.
+call with InvalidParams. Commands run on the daemon's own command threads (``background``),
+never on pygls's pool: that pool also reads the LSP stream, and commands that run for minutes
+(a traced run, a benchmark, a big trace) must not keep a hover or a cancel from being read.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import os
 import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ...engine.cancel import CancelToken
+from ...runs.tracelog import printable
 from ..summary import benchmark_result, timing_table
 from .app import CMD, DynamoLensServer, server
 from .convert import path_to_uri, uri_to_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def background(fn: F) -> F:
+    """Run the command on the daemon's command threads; the event loop awaits it."""
+
+    @functools.wraps(fn)
+    async def handler(ls: DynamoLensServer, *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(ls.commands, functools.partial(fn, ls, *args))
+
+    return handler  # type: ignore[return-value]
 
 
 def _path(uri: str) -> str:
@@ -31,7 +50,7 @@ def _path(uri: str) -> str:
 
 
 @server.command(CMD + "checkFile")
-@server.thread()
+@background
 def check_file(ls: DynamoLensServer, uri: str) -> dict[str, Any]:
     path = _path(uri)
     svc = ls.svc()
@@ -46,14 +65,14 @@ def check_file(ls: DynamoLensServer, uri: str) -> dict[str, Any]:
 
 
 @server.command(CMD + "checkWorkspace")
-@server.thread()
+@background
 def check_workspace(ls: DynamoLensServer) -> dict[str, Any]:
     files, findings = ls.svc().analyses.check_workspace()
     return {"files": files, "findings": findings}
 
 
 @server.command(CMD + "listTargets")
-@server.thread()
+@background
 def list_targets(ls: DynamoLensServer, *uris: str) -> list[dict[str, Any]]:
     reports = ls.svc().analyses.targets([_path(str(u)) for u in uris])
     return [
@@ -63,27 +82,30 @@ def list_targets(ls: DynamoLensServer, *uris: str) -> list[dict[str, Any]]:
 
 
 @server.command(CMD + "environment")
-@server.thread()
+@background
 def environment(ls: DynamoLensServer) -> dict[str, Any]:
     return ls.svc().queries.environment()
 
 
 @server.command(CMD + "clearCache")
-@server.thread()
+@background
 def clear_cache(ls: DynamoLensServer) -> dict[str, Any]:
     return {"removed": ls.svc().ctx.cache.clear()}
 
 
 @server.command(CMD + "loadTrace")
-@server.thread()
+@background
 def load_trace(ls: DynamoLensServer, path: str) -> dict[str, Any]:
-    """Findings from a run's TORCH_TRACE folder (or one log). Parsing only: allowed untrusted."""
-    p = Path(path)
+    """Findings from a run's TORCH_TRACE folder (or one log). Parsing only: allowed untrusted.
+    A relative path is the workspace's, never the daemon's working directory."""
+    svc = ls.svc()
+    if not path.strip():
+        raise JsonRpcInvalidParams("loadTrace wants the path of a trace folder or log file")
+    p = Path(os.path.normpath(svc.root / path))  # an absolute path stays itself
     if not p.exists():
         raise JsonRpcInvalidParams(f"no such trace folder or file: {path}")
-    svc = ls.svc()
     where = p.relative_to(svc.root) if p.is_relative_to(svc.root) else p
-    return svc.last_run.load([p], f"trace {where}")
+    return svc.last_run.load([p], f"trace {printable(where)}")
 
 
 @server.command(CMD + "openDocs")
@@ -136,7 +158,7 @@ class BenchmarkArgs:
 
 
 @server.command(CMD + "benchmark")
-@server.thread()
+@background
 def benchmark(ls: DynamoLensServer, req: BenchmarkArgs) -> dict[str, Any]:
     cancel = CancelToken()
     progress = _Progress(ls, req.workDoneToken)
@@ -183,7 +205,7 @@ class RunArgs:
 
 
 @server.command(CMD + "runFile")
-@server.thread()
+@background
 def run_file(ls: DynamoLensServer, req: RunArgs) -> dict[str, Any]:
     """Runs the file (or the configured command) with torch's structured trace on; its output
     goes to the log, its last line to the progress; cancel stops its whole process group."""
@@ -191,7 +213,10 @@ def run_file(ls: DynamoLensServer, req: RunArgs) -> dict[str, Any]:
     path = _path(req.uri) if req.uri else None
     if path is not None and not svc.ctx.workspace.contains(path) and not ls.is_open(req.uri or ""):
         raise JsonRpcInvalidParams(f"not in the workspace and not open in the editor: {path}")
-    argv = svc.last_run.argv(path, req.command)
+    try:
+        argv = svc.last_run.argv(path, req.command)
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
     progress = _Progress(ls, req.workDoneToken)
     last = 0.0
     lines = 0
@@ -212,19 +237,27 @@ def run_file(ls: DynamoLensServer, req: RunArgs) -> dict[str, Any]:
     run = svc.last_run.start(argv, on_line)
     ls.log_line(f"{run.provenance}: {argv}")
     progress.begin("Dynamo Lens: run with analysis", shlex.join(argv), run.cancel)
+    ls.runs.add(run)  # a daemon that leaves stops its runs
     try:
         code = run.wait()
         progress.report("reading the trace")
-        result = svc.last_run.finish(run, code)
+        # Into the service running now: a settings change may have replaced the one it began in.
+        result = ls.svc().last_run.finish(run, code)
     except BaseException:
         progress.end("failed")
         raise
+    finally:
+        ls.runs.discard(run)
     progress.end("cancelled" if run.cancelled else f"exit code {code}")
     return result
 
 
+# The view lists the costliest breaks; a trace with thousands is summed up, not sent whole.
+_MAX_SUMMARY_ROWS = 500
+
+
 @server.command(CMD + "runSummary")
-@server.thread()
+@background
 def run_summary(ls: DynamoLensServer) -> dict[str, Any] | None:
     """The last run's distinct-break summary, costliest first (the editor's tree view)."""
     run = ls.svc().last_run.run
@@ -240,6 +273,7 @@ def run_summary(ls: DynamoLensServer) -> dict[str, Any] | None:
         "inductorSeconds": run.inductor_seconds,
         "framesCompiled": run.frames_compiled,
         "skipped": run.skipped,
+        "rowsNotShown": max(len(run.summary) - _MAX_SUMMARY_ROWS, 0),
         "rows": [
             {
                 "uri": path_to_uri(r.path),
@@ -251,12 +285,12 @@ def run_summary(ls: DynamoLensServer) -> dict[str, Any] | None:
                 "ranks": r.ranks,
                 "compileSeconds": r.compile_seconds,
             }
-            for r in run.summary
+            for r in run.summary[:_MAX_SUMMARY_ROWS]
         ],
     }
 
 
 @server.command(CMD + "clearRun")
-@server.thread()
+@background
 def clear_run(ls: DynamoLensServer) -> dict[str, Any]:
     return {"files": ls.svc().last_run.clear()}

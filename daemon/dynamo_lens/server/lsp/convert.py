@@ -28,11 +28,19 @@ def path_to_uri(path: str) -> str:
     return from_fs_path(os.path.realpath(path)) or path
 
 
+# LSP positions are uintegers: a line from a hostile or broken trace must not fail a publish.
+_UINT = 2**31 - 1
+
+
+def _pos(line: int, character: int) -> types.Position:
+    return types.Position(line=min(max(line, 0), _UINT), character=min(max(character, 0), _UINT))
+
+
 def lsp_range(line: int, col: int, end_line: int, end_col: int) -> types.Range:
-    start = types.Position(line=max(line - 1, 0), character=max(col - 1, 0))
-    end = types.Position(line=max(end_line - 1, 0), character=max(end_col - 1, 0))
+    start = _pos(line - 1, col - 1)
+    end = _pos(end_line - 1, end_col - 1)
     if (end.line, end.character) <= (start.line, start.character):
-        end = types.Position(line=start.line, character=start.character + 1)
+        end = _pos(start.line, start.character + 1)
     return types.Range(start=start, end=end)
 
 

@@ -105,7 +105,8 @@ async def on_config(ls: DynamoLensServer, params: types.DidChangeConfigurationPa
 
 @server.feature(types.SHUTDOWN)
 def on_shutdown(ls: DynamoLensServer, *args: object) -> None:
-    # Workers and the watcher stop now; pygls answers the request and then waits for `exit`.
+    # Runs, workers and the watcher stop now; pygls answers the request and waits for `exit`.
+    ls.stop_runs()
     ls.stop_service()
 
 
