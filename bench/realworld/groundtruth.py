@@ -10,6 +10,11 @@ The calls are the ones the engine makes: the declared variants in order, or, for
 call, probe families that change one dim (or one Python number) at a time from a fresh Dynamo;
 a target runs as it trains (grad on for a module in training mode), with a fixed seed.
 
+Severity by fresh values: where the declared variants recompile a frame only once, one more
+call continues the change the last two calls made (a size 8 then 12 gives 16, ``n`` 2 then 3
+gives 4) on the same compiled function; whether torch compiles again is the truth about whether
+that recompile repeats.
+
     python groundtruth.py WORKSPACE OUT.json
 """
 
@@ -123,13 +128,45 @@ def _families(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[list[tuple[
     return fams[:MAX_FAMILIES]
 
 
-def _run(fn: Any, calls: list[tuple[Any, Any]], grad: bool, trace_dir: Path) -> dict[str, Any]:
+def _onward(before: Any, after: Any) -> Any:
+    """``after`` changed once more the way it changed from ``before``."""
+    import torch
+
+    if isinstance(after, torch.Tensor):
+        shape = list(after.shape)
+        if isinstance(before, torch.Tensor) and before.dim() == after.dim():
+            pairs = zip(before.shape, shape, strict=True)
+            shape = [b + (b - a) if b + (b - a) > 0 else b for a, b in pairs]
+        if after.dtype == torch.bool:
+            return torch.rand(shape) > 0.5
+        if after.is_floating_point():
+            return torch.randn(shape, dtype=after.dtype).requires_grad_(after.requires_grad)
+        lo = int(after.min()) if after.numel() else 0
+        hi = int(after.max()) + 1 if after.numel() else 2
+        return torch.randint(lo, max(hi, lo + 1), shape, dtype=after.dtype)
+    if type(after) in (int, float) and type(before) is type(after) and after != before:
+        return after + (after - before)
+    return after
+
+
+def _fresh(calls: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+    (a0, k0), (a1, k1) = calls[-2], calls[-1]
+    a0 = [*a0, *[None] * len(a1)]
+    args = tuple(_onward(a0[i], v) for i, v in enumerate(a1))
+    return args, {k: _onward(k0.get(k), v) for k, v in k1.items()}
+
+
+def _run(
+    fn: Any, calls: list[tuple[Any, Any]], grad: bool, trace_dir: Path, fresh: bool = False
+) -> dict[str, Any]:
     import torch
 
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend="eager")
     start = _offset(trace_dir)
     raised = []
+    if fresh:
+        calls = [*calls, _fresh(calls)]
     for args, kwargs in calls:
         try:
             with torch.random.fork_rng(devices=[]), torch.set_grad_enabled(grad):
@@ -196,6 +233,13 @@ def main() -> int:
             declared = len(calls) >= 2
             with contextlib.redirect_stdout(sys.stderr):
                 main_run = _run(fn, calls, grad, trace_dir)
+                fresh_run = None
+                frames: dict[tuple[Any, Any], int] = {}
+                for co_file, co_line, _ in main_run["recompiles"]:
+                    frames[(co_file, co_line)] = frames.get((co_file, co_line), 0) + 1
+                if declared and 1 in frames.values() and not main_run["limit"]:
+                    # Seen once: does a fresh value compile again?
+                    fresh_run = _run(fn, calls, grad, trace_dir, fresh=True)
                 probe_runs = []
                 if not declared:
                     for fam in _families(*calls[0]):
@@ -213,6 +257,9 @@ def main() -> int:
                     "recompiles": len(main_run["recompiles"]),
                     "recompile_guards": main_run["recompiles"],
                     "limit": main_run["limit"],
+                    # The recompiles with one fresh call more (None: not needed or not run).
+                    "fresh_recompile_guards": fresh_run["recompiles"] if fresh_run else None,
+                    "fresh_raised": fresh_run["raised"] if fresh_run else [],
                     "probe_recompiles": [len(r["recompiles"]) for r in probe_runs],
                     "raised": main_run["raised"],
                 }

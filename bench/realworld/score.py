@@ -7,7 +7,9 @@ recompiles checks on every workspace file (backend "eager": Dynamo, not codegen)
 - break recall: torch's break sites (file, line) that a finding reports (a library break by its
   deepest frame, which the finding names); false breaks: findings at sites torch never logged;
 - recompile agreement on declared variants: the count, and whether either side says "again and
-  again" (a warning: the same frame recompiled twice or more, or the limit hit);
+  again" (a warning: the same frame recompiled twice or more, or the limit hit); severity is
+  measured against torch by fresh values: where the variants recompile a frame once, torch gets
+  one more call with a fresh value (groundtruth.py) and a second compile makes it a warning;
 - probe agreement: no probe warning where torch recompiled each probed dim at most once;
 - error findings torch itself did not raise, and crashes (a dead worker, an internal error).
 
@@ -94,7 +96,7 @@ def score_case(case: Case, root: Path) -> dict[str, Any]:
     reports = {TargetId.parse(r.target).short: r for res in results for r in res.reports}
 
     torch_sites = {(p, line) for t in truth["targets"] for p, line, _ in t["sites"]}
-    breaks = [f for f in findings if f.kind == Kind.GRAPH_BREAK]
+    breaks = [f for f in findings if f.is_break]
     our_sites = {_site(f) for f in breaks}
     errors = [f for f in findings if f.severity == Severity.ERROR]
     torch_raised = any(t["raised"] for t in truth["targets"])
@@ -111,6 +113,15 @@ def score_case(case: Case, root: Path) -> dict[str, Any]:
             for co_file, co_line, _ in t["recompile_guards"]:
                 frames[(co_file, co_line)] = frames.get((co_file, co_line), 0) + 1
             torch_warn = t["limit"] or any(n >= 2 for n in frames.values())
+            # Severity measured against torch by a fresh value: a frame that recompiles again
+            # for it is one that goes on recompiling.
+            fresh = t.get("fresh_recompile_guards")
+            measured = fresh is not None and not t.get("fresh_raised")
+            if measured:
+                after: dict[tuple[Any, Any], int] = {}
+                for co_file, co_line, _ in fresh:
+                    after[(co_file, co_line)] = after.get((co_file, co_line), 0) + 1
+                torch_warn = torch_warn or any(n >= 2 for n in after.values())
             rec_rows.append(
                 {
                     "target": short,
@@ -119,9 +130,11 @@ def score_case(case: Case, root: Path) -> dict[str, Any]:
                     "ours": rep.recompile_count if rep else None,
                     "torch_warn": torch_warn,
                     "our_warn": our_warn,
+                    "fresh": "measured" if measured else "",
                     "agree": rep is not None
                     and rep.recompile_count == t["recompiles"]
                     and torch_warn == our_warn,
+                    "severity_agrees": torch_warn == our_warn,
                 }
             )
         else:
@@ -129,6 +142,8 @@ def score_case(case: Case, root: Path) -> dict[str, Any]:
             rec_rows.append(
                 {
                     "target": short,
+                    "severity_agrees": torch_warn == our_warn,
+                    "fresh": "",
                     "kind": "probes",
                     "torch": t["probe_recompiles"],
                     "ours": rep.recompile_count if rep else None,
@@ -161,6 +176,10 @@ def _rel(p: str) -> str:
     return p
 
 
+def _word(warn: bool) -> str:
+    return "warning" if warn else "info"
+
+
 def render(rows: list[dict[str, Any]], skipped: list[str], failed: list[str]) -> str:
     total_sites = sum(len(r["torch_sites"]) for r in rows)
     found = sum(len(r["torch_sites"]) - len(r["missed"]) for r in rows)
@@ -186,14 +205,16 @@ def render(rows: list[dict[str, Any]], skipped: list[str], failed: list[str]) ->
         f"| false breaks | {false} | 0 |",
         f"| recompile agreement, declared variants (count and severity) | "
         f"{sum(x['agree'] for x in var)}/{len(var)} | all |",
+        f"| recompile severities that agree with torch, measured by fresh values | "
+        f"{sum(x['severity_agrees'] for x in recs)}/{len(recs)} | all |",
         f"| probe warnings where torch recompiles once per dim | {len(probe_false)} | 0 |",
         f"| probe agreement | {sum(x['agree'] for x in probes)}/{len(probes)} | all |",
         f"| error findings torch did not raise | {errors} | 0 |",
         f"| crashes | {crashes} | 0 |",
         "",
-        "| case | what | torch sites | found | false | recompiles (torch / ours) | errors | "
-        "s torch / ours |",
-        "|---|---|---|---|---|---|---|---|",
+        "| case | what | torch sites | found | false | recompiles (torch / ours) | "
+        "severity (torch / ours) | errors | s torch / ours |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         rec = "; ".join(
@@ -202,10 +223,15 @@ def render(rows: list[dict[str, Any]], skipped: list[str], failed: list[str]) ->
             + ("" if x["agree"] else " ✗")
             for x in r["recompiles"]
         )
+        sev = "; ".join(
+            f"{_word(x['torch_warn'])}{' (fresh value)' if x['fresh'] else ''} / "
+            f"{_word(x['our_warn'])}" + ("" if x["severity_agrees"] else " ✗")
+            for x in r["recompiles"]
+        )
         out.append(
             f"| {r['case']} | {r['what']} | {len(r['torch_sites'])} | "
             f"{len(r['torch_sites']) - len(r['missed'])} | {len(r['false_breaks'])} | {rec} | "
-            f"{len(r['errors'])} | {r['seconds']['torch']} / {r['seconds']['ours']} |"
+            f"{sev} | {len(r['errors'])} | {r['seconds']['torch']} / {r['seconds']['ours']} |"
         )
     out += ["", "## Findings, per case", ""]
     for r in rows:

@@ -11,6 +11,7 @@ import platform
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -232,6 +233,16 @@ def _runs(args: argparse.Namespace) -> int:
             print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
             return EXIT_ERROR
     run = trace_results(paths, root, maps, provenance)
+    if args.command == "run" and not run.torch:
+        # torch 2.8 records no version in its trace: the command's interpreter says.
+        run = replace(run, torch=traced.torch_version())
+    if run.outside:
+        print(
+            f"dynamo-lens: {run.outside} record(s) name no file under {root}: they are shown "
+            "at the paths the trace names; run from the checkout the run used, or pass "
+            "--workspace DIR or --path-map REMOTE=LOCAL to map them",
+            file=sys.stderr,
+        )
     if run.skipped:
         print(f"dynamo-lens: skipped {run.skipped} unreadable trace line(s)", file=sys.stderr)
     if code:

@@ -30,6 +30,9 @@ class Kind(str, Enum):
     ERROR = "error"
     STATIC_HINT = "static_hint"
     SKIPPED = "skipped"  # a file Dynamo Lens did not analyse (over the size limit)
+    # Compiled code that silently runs eagerly (a skipped frame, a disabled call, a frame torch
+    # failed to compile) or compiles cold every time (a cache bypass).
+    FALLBACK = "fallback"
 
 
 class Severity(str, Enum):
@@ -78,8 +81,10 @@ class MarkDynamic(TypedDict):
 class FindingData(TypedDict, total=False):
     """Analysis-specific facts beside the message, by the kind of finding that sets them."""
 
-    # graph_break
+    # graph_break, fallback
     gb_type: str
+    fallback: str  # skipped | loop | disabled | failed | cache-bypass | cudagraphs
+    count: int  # times torch reported this site (one finding per site)
     call_chain: str  # the frames from the compiled entry down, as text
     library: str  # where in a library torch broke or guarded: "torch/nn/functional.py:12"
     # recompile
@@ -173,6 +178,11 @@ class Finding:
         line, column, end_line, end_column = at.span()
         return cls(kind, severity, at.path, line, column, end_line, end_column, message, **fields)
 
+    @property
+    def is_break(self) -> bool:
+        """A graph break, including one after which torch runs the function eagerly."""
+        return self.kind == Kind.GRAPH_BREAK or (self.kind == Kind.FALLBACK and bool(self.gb_id))
+
     def related(self) -> list[tuple[Frame, str]]:
         """The call chain beside the finding's own line, labelled for related locations:
         the callers above it, and below it the library frames down to where torch stopped."""
@@ -186,7 +196,7 @@ class Finding:
                 out.append((fr, f"called from {fr.name}" if fr.name else "called from here"))
             elif i > own:
                 last = i == len(self.stack) - 1
-                where = "torch stopped here" if self.kind == Kind.GRAPH_BREAK else "guarded here"
+                where = "torch stopped here" if self.is_break else "guarded here"
                 out.append(
                     (
                         fr,

@@ -148,6 +148,21 @@ export interface RunSummaryRow {
   compileSeconds: number;
 }
 
+/** A compiled function of a run (a library one at the user's line that called it). */
+export interface RunFunctionRow {
+  uri: string;
+  line: number;
+  name: string;
+  library: string | null;
+  seconds: number;
+  dynamoSeconds: number;
+  inductorSeconds: number;
+  compiles: number;
+  graphs: number;
+  breaks: number;
+  recompiles: number;
+}
+
 export interface RunSummary {
   provenance: string;
   loadedAt: number;
@@ -161,6 +176,9 @@ export interface RunSummary {
   /** Distinct breaks beyond the rows sent (the costliest 500 are). */
   rowsNotShown?: number;
   rows: RunSummaryRow[];
+  /** Compiled functions, the costliest to compile first (the first 500). */
+  functions?: RunFunctionRow[];
+  functionsNotShown?: number;
 }
 
 /** Each `dynamoLens.server.*` command's arguments and result (the contract's command table). */

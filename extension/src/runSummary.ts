@@ -5,7 +5,7 @@
 
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunSummary, RunSummaryRow } from './protocol';
+import type { RunFunctionRow, RunSummary, RunSummaryRow } from './protocol';
 
 export interface SummaryItem {
   label: string;
@@ -53,4 +53,31 @@ export function summaryMessage(summary: RunSummary | null | undefined): string {
   const listed = summary.rowsNotShown ? ` (the costliest ${summary.rows.length} listed)` : '';
   const skipped = summary.skipped ? `; ${summary.skipped} unreadable trace line(s) skipped` : '';
   return `${summary.provenance}${ended}: ${breaks}${listed}; compile time Dynamo ${seconds(summary.dynamoSeconds)}, Inductor ${seconds(summary.inductorSeconds)}${skipped}`;
+}
+
+/** A compiled function: what compiling it cost (Dynamo, Inductor) and what it produced. */
+export function functionItem(f: RunFunctionRow, root: string | undefined): SummaryItem {
+  const where = `${relativePath(f.uri, root)}:${f.line}`;
+  const parts = [`Dynamo ${seconds(f.dynamoSeconds)}`, `Inductor ${seconds(f.inductorSeconds)}`];
+  parts.push(`${f.graphs} graph${f.graphs === 1 ? '' : 's'}`);
+  if (f.breaks) parts.push(`${f.breaks} break${f.breaks === 1 ? '' : 's'}`);
+  if (f.recompiles) parts.push(`${f.recompiles} recompile${f.recompiles === 1 ? '' : 's'}`);
+  const library = f.library ? ` (${f.library}, called here)` : '';
+  return {
+    label: `${seconds(f.seconds)} ${f.name}${library}`,
+    description: `${where} · ${parts.join(' · ')}`,
+    tooltip: `${f.name}${library} at ${where}: compiling it took ${seconds(f.seconds)} (Dynamo ${seconds(f.dynamoSeconds)}, Inductor ${seconds(f.inductorSeconds)}) over ${f.compiles} compilation(s)`,
+    uri: f.uri,
+    line: f.line,
+  };
+}
+
+/** The compile-time view's header line. */
+export function functionsMessage(summary: RunSummary | null | undefined): string {
+  if (!summary) return 'No run yet.';
+  const fns = summary.functions ?? [];
+  const n = fns.length + (summary.functionsNotShown ?? 0);
+  if (n === 0) return `${summary.provenance}: no compiled function of this workspace`;
+  const listed = summary.functionsNotShown ? ` (the costliest ${fns.length} listed)` : '';
+  return `${summary.provenance}: ${n} compiled function${n === 1 ? '' : 's'}${listed}, the costliest to compile first`;
 }

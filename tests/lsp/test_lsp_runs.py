@@ -4,6 +4,7 @@ with provenance, the distinct-break summary, hovers, a failing command, cancel."
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import sys
@@ -89,6 +90,10 @@ async def test_run_file_shows_findings_with_provenance_summary_and_hover(
     assert (row["uri"], row["line"], row["gbId"]) == (TRAIN_URI, BREAK_LINE, "GB0170")
     assert row["count"] >= 1 and row["compileSeconds"] > 0
     assert summary["exitCode"] == 0 and summary["torch"].startswith("2.")
+    # The compiled functions, the costliest to compile first: the training step is one.
+    fns = summary["functions"]
+    assert fns and all(a["seconds"] >= b["seconds"] for a, b in itertools.pairwise(fns))
+    assert any(f["uri"] == TRAIN_URI and f["breaks"] >= 1 for f in fns), fns
 
     hover = await client.text_document_hover_async(
         types.HoverParams(

@@ -5,6 +5,8 @@ Skipped cleanly where no CUDA device exists (CI); run on a GPU machine with `pyt
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import FIXTURES, check_json
 
@@ -43,3 +45,33 @@ def test_absent_device_is_skipped_and_said() -> None:
     (target,) = doc["targets"]
     assert target["equivalence"] == []
     assert target["environment"]["devices_missing"] == ["cuda:7"]
+
+
+CUDAGRAPH_SKIP = """\
+import torch
+
+
+def step(x, y):
+    x.add_(1)  # an input mutated in the graph: CUDA graphs are skipped for it
+    return x * y
+
+
+if __name__ == "__main__":
+    f = torch.compile(step, mode="reduce-overhead")
+    for _ in range(3):
+        f(torch.ones(8, device="cuda"), torch.ones(8, device="cuda"))
+"""
+
+
+@pytest.mark.cuda
+def test_a_cuda_graph_skip_in_a_real_run_is_a_fallback(tmp_path: Path) -> None:
+    from dynamo_lens.runs.command import trace_results
+    from tracerun import record_trace
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "step.py").write_text(CUDAGRAPH_SKIP)
+    trace = record_trace(ws, "step.py", tmp_path / "trace")
+    run = trace_results([trace], ws, [], "test")
+    skips = [f for r in run.results for f in r.findings if f.data.get("fallback") == "cudagraphs"]
+    assert skips and skips[0].message.startswith("Runs without CUDA graphs: "), skips

@@ -12,6 +12,7 @@ from conftest import REPO, check_json, expectations
 WS = REPO / "example_workspace"
 KIND = {
     ("graph_break", "warning"): "graph_break",
+    ("fallback", "warning"): "fallback",
     ("recompile", "warning"): "recompile-warning",
     ("recompile", "information"): "recompile-info",
 }
@@ -29,7 +30,8 @@ def _found(d: dict[str, Any]) -> set[tuple[str, int, str, str | None]]:
     for f in d["findings"]:
         kind = KIND.get((f["kind"], f["severity"]), f"{f['kind']}-{f['severity']}")
         rel = str(Path(f["path"]).relative_to(WS))
-        out.add((rel, f["line"], kind, f["gb_id"] if f["kind"] == "graph_break" else None))
+        with_id = f["kind"] in ("graph_break", "fallback")
+        out.add((rel, f["line"], kind, f["gb_id"] if with_id else None))
     return out
 
 

@@ -21,6 +21,19 @@ def line_for(f: Finding, root: Path) -> str:
     return f"{_rel(f.path, root)}:{f.line}:{f.column}: {f.severity.value}: {f.text}{code}{where}"
 
 
+def compile_time_line(cost: object, root: Path, top: int = 3) -> str:
+    """``Dynamo compile 1.31 s, by function: expensive (m.py:44) 1.20 s, ...``, costliest
+    first, from a check's ``compile_time`` (worker/compiletime.py)."""
+    if not isinstance(cost, dict) or not cost.get("functions"):
+        return ""
+    fns = cost["functions"]
+    parts = [
+        f"{f['name']} ({_rel(f['path'], root)}:{f['line']}) {f['seconds']:.2f} s" for f in fns[:top]
+    ]
+    more = f", {len(fns) - top} more" if len(fns) > top else ""
+    return f"Dynamo compile {cost.get('total', 0.0):.2f} s, by function: " + ", ".join(parts) + more
+
+
 def render(results: list[FileResult], root: Path, verbose: bool = False) -> str:
     out: list[str] = []
     count = 0
@@ -48,6 +61,9 @@ def render(results: list[FileResult], root: Path, verbose: bool = False) -> str:
                     f"compiled {t.compiled_median * 1e3:.3f} ms ± {t.compiled_iqr * 1e3:.3f}, "
                     f"speedup {t.speedup:.2f}x, cold compile {t.cold_compile:.2f} s, {be}{small}"
                 )
+            line = compile_time_line(rep.environment.get("compile_time"), root)
+            if verbose and line:
+                out.append(f"{rep.target}: {line}")
     targets = sum(len(r.reports) for r in results)
     out.append(f"{len(results)} file(s), {targets} target(s), {count} finding(s)")
     return "\n".join(out)

@@ -4,6 +4,7 @@ with torch's structured trace on, then read the trace back into findings."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -37,6 +38,16 @@ def display(cmd: list[str], root: Path) -> str:
         out.append(arg)
     return shlex.join(out)
 
+
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+_VERSION = re.compile(r"^\d+\.\d+[\w.+-]{0,40}$")
+# torch/version.py holds the full version (2.8.0+cu128), without importing torch (seconds).
+_ASK_TORCH = (
+    "import importlib.util, os, re\n"
+    "spec = importlib.util.find_spec('torch')\n"
+    "text = open(os.path.join(spec.submodule_search_locations[0], 'version.py')).read()\n"
+    "print(re.search(r'__version__\\s*=\\s*[\"\\']([^\"\\']+)', text).group(1))"
+)
 
 # After the command itself has exited: how long its output may still drain, and how long the
 # rest of its process group gets between SIGTERM and SIGKILL.
@@ -145,6 +156,39 @@ class TracedRun:
         self.cancelled = True
         self._stop_group(grace)
 
+    def torch_version(self) -> str:
+        """The torch the command ran on, asked of its interpreter (the command itself, or the
+        one its script's ``#!`` line names), for traces that do not record it (torch 2.8).
+        Read from torch's version file: torch is not imported."""
+        exe = shutil.which(self.cmd[0], path=os.environ.get("PATH")) if self.cmd else None
+        if exe is None:
+            return ""
+        if not _PYTHON.match(os.path.basename(exe)):
+            try:
+                with open(exe, "rb") as fh:
+                    first = fh.readline(512).decode(errors="replace")
+            except OSError:
+                return ""
+            shebang = shlex.split(first[2:]) if first.startswith("#!") else []
+            if shebang and os.path.basename(shebang[0]) == "env" and len(shebang) > 1:
+                shebang = [shutil.which(shebang[1]) or shebang[1]]
+            if not shebang or not _PYTHON.match(os.path.basename(shebang[0])):
+                return ""
+            exe = shebang[0]
+        try:
+            out = subprocess.run(
+                [exe, "-c", _ASK_TORCH],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                cwd=str(self._root),
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return ""
+        version = out.stdout.strip()
+        return version if out.returncode == 0 and _VERSION.match(version) else ""
+
     def kill(self) -> None:
         """Stop it at once and forget its trace (the daemon is leaving)."""
         self.cancel(grace=0)
@@ -174,6 +218,7 @@ def trace_results(
         records=stats.records,
         skipped=stats.skipped_count,
         files=stats.files,
+        outside=reader.outside,
     )
 
 
@@ -186,6 +231,7 @@ def report_environment(run: LoadedRun, exit_code: int | None) -> dict[str, objec
         "exit_code": exit_code,
         "trace_files": run.files,
         "trace_records": run.records,
+        "outside_workspace": run.outside,
         "summary": [vars(r) for r in run.summary],
     }
 
@@ -210,21 +256,23 @@ def summary_text(run: LoadedRun, root: Path) -> str:
             f"  {_where(r.path, root)}:{r.line} {r.gb_id or '-'} {r.what}: {r.count}× in "
             f"{r.frames} frame(s){ranks}, {r.compile_seconds:.2f} s"
         )
-    reports = [rep for r in run.results for rep in r.reports]
+    reports = run.functions()
     if reports:
         out.append(
-            f"Compiled functions ({len(reports)}); compile time: Dynamo "
+            f"Compiled functions ({len(reports)}), costliest first; compile time: Dynamo "
             f"{run.dynamo_seconds:.2f} s, Inductor {run.inductor_seconds:.2f} s, "
-            f"{run.frames_compiled} frame compilation(s), torch {run.torch or '?'}:"
+            f"{run.frames_compiled} frame compilation(s), torch {run.torch or 'not recorded'}:"
         )
     for rep in reports:
         e = rep.environment
         ranks = f", {e['ranks']}" if e.get("ranks") else ""
         restarts = f", {len(e['restarts'])} restart(s)" if e.get("restarts") else ""
+        cache = "".join(f", {n} {k.replace('_', ' ')}" for k, n in (e.get("cache") or {}).items())
         out.append(
-            f"  {_where(rep.path, root)}:{rep.line} {rep.target.rsplit('::', 1)[-1]}: "
-            f"{rep.graph_count} graph(s), {rep.break_count} break(s), "
-            f"{rep.recompile_count} recompile(s), {e['guards']} guard(s){restarts}, "
-            f"{e['compile_seconds']:.2f} s{ranks}"
+            f"  {e['compile_seconds']:.2f} s (Dynamo {e['dynamo_seconds']:.2f} s, Inductor "
+            f"{e['inductor_seconds']:.2f} s) {_where(rep.path, root)}:{rep.line} "
+            f"{rep.target.rsplit('::', 1)[-1]}: {rep.graph_count} graph(s), "
+            f"{rep.break_count} break(s), {rep.recompile_count} recompile(s), "
+            f"{e['guards']} guard(s){restarts}{cache}{ranks}"
         )
     return "\n".join(out)

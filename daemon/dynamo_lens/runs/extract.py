@@ -2,18 +2,19 @@
 same wording (``texts.breaktext``, ``texts.guards``), attributed to ranks.
 
 Graph breaks: each ``dynamo_graph_break_reason`` artifact, at the deepest workspace frame of
-its traceback (else the outermost frame that is the user's, e.g. the training script's call),
-naming the library line when torch broke inside a library. Recompiles: each compilation's
-``recompile_reason``, classified and grouped by guard and line; hitting the recompile limit.
-A break or recompile seen on several ranks, or many times, is one finding with counts.
+its traceback, naming the library line when torch broke inside a library. Recompiles: each
+compilation's ``recompile_reason``, classified and grouped by guard and line; hitting the
+recompile limit. Fallbacks (``fallbacks.py``): where the code ran eagerly or compiled cold. A
+library function torch compiled on its own is seen from the user's line that called it
+(``functions.py``); a record with no workspace frame at all is reported at the path it names,
+and counted. A break or recompile seen on several ranks, or many times, is one finding with
+counts; each is credited to the compiled function whose records it came from.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import re
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -28,30 +29,15 @@ from ..findings import (
     TargetReport,
 )
 from ..texts import breaktext, guards
-from ..texts.locate import Workspace, frame_at, is_plumbing, library_frame
+from ..texts.locate import Workspace, frame_at, is_library_path, is_plumbing, library_frame
+from .fallbacks import Fallbacks
+from .functions import CompiledFunctions, CompileId
 from .loaded import SummaryRow
 from .paths import PathMap
-from .tracelog import Record
+from .tracelog import Record, line_number, number
 
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
-
-
-def _num(value: object) -> float:
-    """A finite number from a trace field, 0 for anything else (a field another torch renamed or
-    retyped, or a hostile one, must not stop the reading)."""
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return 0.0
-    return x if math.isfinite(x) else 0.0
-
-
-def _line_no(value: object) -> int:
-    """A line number from a trace field: 1 for anything a source file cannot have."""
-    n = _num(value)
-    return int(n) if 1 <= n <= breaktext.MAX_LINE_NO else 1
-
-
+# Recorded paths remembered to complete a guard's shortened one.
+_MAX_RECORDED = 100_000
 # Ranks are said as runs; past this many runs the rest is counted, not listed.
 _RANK_RUNS = 8
 
@@ -81,29 +67,10 @@ class _Site:
     finding: Finding
     count: int = 0
     ranks: set[int] = field(default_factory=set)
-    compiles: set[tuple[object, object, object]] = field(default_factory=set)  # (rank, frame, n)
+    compiles: Counter[CompileId] = field(default_factory=Counter)  # records per compile
     co: str = ""  # the compiled frame's file (recompiles): where a limit hit belongs
     base: str = ""  # the message before counts are added (findings() may run twice)
-
-
-@dataclass
-class _FrameStats:
-    """One compiled function of the workspace, its resume functions after breaks included
-    (torch gives them the function's first line): what compiling it cost and produced."""
-
-    path: str
-    line: int
-    name: str
-    compiles: int = 0  # successful compilations (the first, then each recompile)
-    recompiles: int = 0
-    graphs: int = 0
-    guards: int = 0  # guards of its latest compilations, summed over its code objects
-    seconds: float = 0.0
-    dynamo_seconds: float = 0.0
-    inductor_seconds: float = 0.0
-    restarts: list[str] = field(default_factory=list)
-    ranks: set[int] = field(default_factory=set)
-    ids: set[tuple[object, object, object]] = field(default_factory=set)  # (rank, frame, n)
+    located: bool = True  # a recompile whose guard names its line
 
 
 class RunReader:
@@ -113,23 +80,51 @@ class RunReader:
         self._by_origin: dict[tuple[str, str], _Site] = {}
         self._recompiles: dict[tuple[object, ...], _Site] = {}
         self.frames_compiled = 0
-        self.compile_seconds: dict[tuple[object, object, object], float] = {}
+        self.compile_seconds: dict[CompileId, float] = {}
         self._limits: dict[str, set[int | None]] = {}  # compiled file -> ranks that hit it
         self._frame_files: dict[tuple[object, object], str] = {}
-        self._failures: dict[tuple[str, int, str], _Site] = {}
         self.dynamo_seconds = 0.0
         self.inductor_seconds = 0.0
         self.torch_version = ""
         self.unreadable = 0  # records that could not be understood
-        self._frame_stats: dict[tuple[str, int], _FrameStats] = {}
-        self._stats_of: dict[tuple[object, object, object], _FrameStats] = {}  # by compile
-        self._graphs: dict[tuple[object, object, object], int] = {}
+        # Records with no frame in the workspace, reported at the paths they name.
+        self.outside = 0
+        self._recorded: set[str] = set()  # absolute paths the trace names
+        self.functions = CompiledFunctions(ws, self._frame)
+        self.fallbacks = Fallbacks(ws, self._frame, self.functions, paths.local)
 
     def _frame(self, path: str, line: int, name: str = "") -> Frame:
+        if path.startswith("/") and len(self._recorded) < _MAX_RECORDED:
+            self._recorded.add(path)
         local = self.paths.local(path)
         if self.ws.contains(local):
             return frame_at(local, line, name)
         return library_frame(local, line, name)
+
+    def _place(self, rec: Record, frames: list[Frame]) -> tuple[Frame, Frame | None, list[Frame]]:
+        """Where a record's finding sits: the deepest workspace frame of its stack, with the
+        library frame torch stopped in; for a library function torch compiled on its own, the
+        user's line that called it; else (sources not in this workspace) the deepest frame
+        that is not a library's, at the path the trace names, and counted."""
+        user = self.ws.user_frames(frames)
+        last = frames[-1]
+        origin = last if not self.ws.contains(last.path) else None
+        if user:
+            return user[-1], origin, frames
+        caller = self.functions.caller(rec)
+        if caller is not None:
+            return caller, origin, [caller, *frames]
+        self.outside += 1
+        own = [f for f in frames if not is_library_path(f.path)]
+        at = own[-1] if own else frames[0]
+        return at, (origin if origin is not at else None), frames
+
+    def _full(self, tail: str) -> str:
+        """A guard's shortened path (torch cuts the start off) as the trace names it elsewhere,
+        where it does; else the tail, which the workspace mapping resolves by its suffix."""
+        if tail.startswith("/"):
+            return tail
+        return min((p for p in self._recorded if p.endswith(tail)), key=len, default=tail)
 
     # -- graph breaks ---------------------------------------------------------------------
     def _break(self, rec: Record) -> None:
@@ -147,162 +142,100 @@ class RunReader:
             tb = breaktext.traceback_frame(ln)
             if tb and not is_plumbing(tb[0]):
                 frames.append(self._frame(*tb))
+        self.functions.breaks[rec.compile] += 1
         origin_key = (self.paths.local(site[0]), site[1]) if site else ("", "")
         key_o = (f"{origin_key[0]}:{origin_key[1]}", parsed.gb_id or parsed.gb_type)
         if not frames:
-            # "user stack suppressed due to duplicate graph break": the same site again.
+            # "user stack suppressed due to duplicate graph break": the same site again (a
+            # library function torch broke in while inlining it, then compiled on its own).
             seen = self._by_origin.get(key_o)
             if seen is not None:
                 seen.count += 1
                 if rec.rank is not None:
                     seen.ranks.add(rec.rank)
+                seen.compiles[rec.compile] += 1
             return
-        user = self.ws.user_frames(frames)
-        if not user:
-            return  # nothing of this workspace in the stack (another project's break)
-        at = user[-1]
-        origin = frames[-1] if not self.ws.contains(frames[-1].path) else None
+        self.functions.called_at(frames)
+        at, origin, stack = self._place(rec, frames)
         key = (at.path, at.line, breaktext.where(origin) if origin else "", key_o[1])
         s = self._breaks.get(key)
         if s is None:
-            f = breaktext.finding(at, parsed, origin, frames)
+            f = breaktext.finding(at, parsed, origin, stack)
             s = self._breaks[key] = _Site(f)
             self._by_origin.setdefault(key_o, s)
         s.count += 1
         if rec.rank is not None:
             s.ranks.add(rec.rank)
-        s.compiles.add(rec.compile)
+        s.compiles[rec.compile] += 1
 
-    # -- recompiles -------------------------------------------------------------------------
+    # -- compiled frames, recompiles ------------------------------------------------------
     def _metrics(self, rec: Record) -> None:
         m = rec.body
         if m.get("fail_type") is None:
             self.frames_compiled += 1
-        total = _num(m.get("entire_frame_compile_time_s"))
-        inductor = _num(m.get("inductor_compile_time_s"))
+        total = number(m.get("entire_frame_compile_time_s"))
+        inductor = number(m.get("inductor_compile_time_s"))
         self.compile_seconds[rec.compile] = total
         self.dynamo_seconds += max(total - inductor, 0.0)
         self.inductor_seconds += inductor
-        fail_type = str(m.get("fail_type") or "")
         fail = str(m.get("fail_reason") or "")
         fid = (rec.rank, rec.meta.get("frame_id"))
         co = self.paths.local(str(m.get("co_filename") or "")) or self._frame_files.get(fid, "")
         if co:
             self._frame_files[fid] = co  # a limit record may name no file: its frame does
         self.torch_version = str(m.get("pytorch_version") or self.torch_version)
-        self._frame_stat(rec, co, total, inductor)
-        if fail_type in ("RecompileLimitExceeded", "CacheLimitExceeded") or (
+        self.functions.compiled(rec, co, total, inductor)
+        if str(m.get("fail_type") or "") in ("RecompileLimitExceeded", "CacheLimitExceeded") or (
             "limit" in fail.lower() and ("recompile" in fail.lower() or "cache" in fail.lower())
         ):
             self._limits.setdefault(co, set()).add(rec.rank)
             return
-        if fail_type and fail_type not in ("Unsupported",):
-            self._failure(rec, co, fail_type, fail)
+        self.fallbacks.metrics(rec, co)
         reason = m.get("recompile_reason")
-        if not reason or m.get("fail_type") is not None:
-            return
-        reason = str(reason)
+        if reason and m.get("fail_type") is None:
+            self._recompile(rec, str(reason), co)
+
+    def _recompile(self, rec: Record, reason: str, co: str) -> None:
+        m = rec.body
         first = reason.strip().splitlines()[0]
         g = guards.classify(guards.split_reason(first.split("(HINT:")[0])[0].strip())
         frames = [self._frame(*fr) for fr in guards.frames_in(reason) if not is_plumbing(fr[0])]
         if not frames and (locs := list(guards.LOC_RE.finditer(first[: guards.MAX_GUARD_CHARS]))):
             # "# <code>  # <shortened path>:<line> in <fn>": the guard's line, no full stack.
             lm = locs[-1]
-            frames = [self._frame(lm["tail"], int(lm["line"]), lm["fn"])]
-        user = self.ws.user_frames(frames)
-        if user:
-            at = user[-1]
-        else:
-            co = self.paths.local(str(m.get("co_filename") or ""))
-            if not self.ws.contains(co):
-                return
-            start = _line_no(m.get("co_firstlineno"))
-            at = frame_at(co, start, str(m.get("co_name") or ""))
-        origin = frames[-1] if frames and not self.ws.contains(frames[-1].path) else None
+            frames = [self._frame(self._full(lm["tail"]), int(lm["line"]), lm["fn"])]
+        located = bool(frames)
+        if not frames and co:
+            # No line of the guard's own (torch 2.8 names it only now and then): the compiled
+            # function's first line, merged below into the located site of the same guard.
+            frames = [self._frame(co, line_number(m.get("co_firstlineno")), str(m.get("co_name")))]
+        if not frames:
+            return
+        at, origin, stack = self._place(rec, frames)
         key = (g.kind, g.var, g.dim, at.path, at.line, breaktext.where(origin) if origin else "")
+        if not located:
+            key = (g.kind, g.var, g.dim, co, line_number(m.get("co_firstlineno")), "unlocated")
         s = self._recompiles.get(key)
         if s is None:
             what = guards.what(g) + (f" in {breaktext.where(origin)}" if origin else "")
-            fix = guards.FIX[g.kind].format(var=g.var, dim=g.dim or 0, seen=g.seen)
             data: FindingData = {"guard": g.text, "guard_kind": g.kind, "variable": g.var}
+            if origin is not None:
+                data["library"] = breaktext.where(origin)
             f = Finding.on(
                 at,
                 Kind.RECOMPILE,
                 Severity.INFORMATION,
                 f"Recompile: {what} changed",
                 explanation=f"torch's failed guard: `{g.text}`.",
-                hints=[fix],
-                stack=frames or [at],
+                hints=[guards.fix(g)],
+                stack=stack,
                 data=data,
             )
-            s = self._recompiles[key] = _Site(f, co=co)
+            s = self._recompiles[key] = _Site(f, co=co, located=located)
         s.count += 1
         if rec.rank is not None:
             s.ranks.add(rec.rank)
-        s.compiles.add(rec.compile)
-
-    def _frame_stat(self, rec: Record, co: str, total: float, inductor: float) -> None:
-        m = rec.body
-        if not co or not self.ws.contains(co):
-            return
-        line = _line_no(m.get("co_firstlineno"))
-        name = str(m.get("co_name") or "")
-        st = self._frame_stats.get((co, line))
-        resumed = _RESUME.match(name)
-        if st is None and resumed:
-            # torch_dynamo_resume_in_f_at_5: the rest of f after its break at line 5, which
-            # torch compiles as a function of its own. Counted with f, as the user wrote it.
-            st = max(
-                (
-                    s
-                    for s in self._frame_stats.values()
-                    if s.path == co and s.name == resumed["fn"] and s.line <= line
-                ),
-                key=lambda s: s.line,
-                default=None,
-            )
-        if st is None:
-            st = self._frame_stats[(co, line)] = _FrameStats(co, line, name)
-        cid = rec.compile
-        st.ids.add(cid)
-        self._stats_of[cid] = st
-        if m.get("fail_type") is None:
-            st.compiles += 1
-            st.guards += int(_num(m.get("guard_count")))
-        if m.get("recompile_reason"):
-            st.recompiles += 1
-        st.seconds += total
-        st.dynamo_seconds += max(total - inductor, 0.0)
-        st.inductor_seconds += inductor
-        st.restarts += [
-            str(r).strip().splitlines()[0] for r in m.get("restart_reasons") or [] if str(r).strip()
-        ]
-        if rec.rank is not None:
-            st.ranks.add(rec.rank)
-
-    def _failure(self, rec: Record, co: str, fail_type: str, fail: str) -> None:
-        """A frame torch failed to compile (not a graph break: an error in tracing or in the
-        backend): it runs eagerly from then on."""
-        if not self.ws.contains(co):
-            return
-        line = _line_no(rec.body.get("co_firstlineno"))
-        key = (co, line, fail_type)
-        s = self._failures.get(key)
-        if s is None:
-            at = frame_at(co, line, str(rec.body.get("co_name") or ""))
-            first = fail.strip().splitlines()[0] if fail.strip() else fail_type
-            f = Finding.on(
-                at,
-                Kind.ERROR,
-                Severity.WARNING,
-                f"torch.compile failed on {at.name or 'this frame'}: {fail_type}: {first[:200]}",
-                explanation="The frame runs eagerly from then on.",
-                stack=[at],
-            )
-            s = self._failures[key] = _Site(f)
-        s.count += 1
-        if rec.rank is not None:
-            s.ranks.add(rec.rank)
+        s.compiles[rec.compile] += 1
 
     def feed(self, records: Iterable[Record]) -> None:
         for rec in records:
@@ -313,33 +246,43 @@ class RunReader:
                 self.unreadable += 1
 
     def _feed_one(self, rec: Record) -> None:
-        if rec.name == "artifact" and rec.body.get("name") == "dynamo_graph_break_reason":
+        artifact = rec.body.get("name") if rec.name == "artifact" else None
+        if artifact == "dynamo_graph_break_reason":
             self._break(rec)
         elif rec.name == "compilation_metrics":
             self._metrics(rec)
+        elif rec.name == "dynamo_start":
+            self.functions.started(rec)
         elif rec.name == "dynamo_output_graph":
-            cid = rec.compile
-            self._graphs[cid] = self._graphs.get(cid, 0) + 1
-        elif rec.name == "artifact" and rec.body.get("name") == "torch_version":
+            self.functions.graphs[rec.compile] += 1
+        elif artifact == "torch_version":
             self.torch_version = (rec.payload or "").strip().strip('"') or self.torch_version
+        elif isinstance(artifact, str):
+            self.fallbacks.artifact(rec, artifact)
 
-    def _target(self, st: _FrameStats) -> str:
-        rel = os.path.relpath(st.path, self.ws.root)
-        return f"{rel}::{st.name}@{st.line}"
-
-    def _frame_of(self, ids: set[tuple[object, object, object]]) -> _FrameStats | None:
-        """The compiled function of any of these compilations."""
-        return next((self._stats_of[i] for i in ids if i in self._stats_of), None)
+    def _credit(self, s: _Site) -> None:
+        """A finding's target: the compiled function its records were in (the one most of
+        them were in, where one line broke in several)."""
+        st = self.functions.busiest(s.compiles)
+        if st is not None:
+            s.finding.target = self.functions.target(st)
 
     def findings(self) -> list[Finding]:
+        self.fallbacks.resolve()
         out = []
+        broke_at = set()
         for s in self._breaks.values():
-            st = self._frame_of(s.compiles)
-            if st is not None:
-                s.finding.target = self._target(st)
-            out.append(self._finish(s, "graph break"))
-        for s in self._failures.values():
-            out.append(self._finish(s, "failure"))
+            self._credit(s)
+            out.append(self._finish(s))
+            broke_at.add((s.finding.path, s.finding.line))
+        for fb in self.fallbacks.sites.values():
+            f = fb.finding
+            if f.data.get("fallback") == "skipped" and (f.path, f.line) in broke_at:
+                continue  # torch logged the break that made it skip (2.13+): that one says so
+            s = _Site(f, fb.count, fb.ranks, fb.compiles)
+            self._credit(s)
+            out.append(self._finish(s))
+        self._merge_unlocated()
         # The limit belongs to the frame torch names: its group that recompiled most.
         worst: dict[str, _Site] = {}
         for s in self._recompiles.values():
@@ -347,8 +290,7 @@ class RunReader:
                 worst[s.co] = s
         for s in self._recompiles.values():
             f = s.finding
-            if (st := self._frame_of(s.compiles)) is not None:
-                f.target = self._target(st)
+            self._credit(s)
             f.message = s.base or f.message
             s.base = f.message
             per_rank = int(s.count / max(len(s.ranks), 1))
@@ -363,11 +305,33 @@ class RunReader:
                 if hit:
                     f.message += "; hit the recompile limit, later calls fall back to eager"
             f.data["recompiles"] = s.count
-            out.append(self._finish(s, "recompile"))
+            out.append(self._finish(s))
         out.sort(key=lambda f: (f.path, f.line, f.column))
         return out
 
-    def _finish(self, s: _Site, what: str) -> Finding:
+    def _merge_unlocated(self) -> None:
+        """A recompile whose guard named no line joins the located one of the same guard in
+        the same function (torch 2.8 names the line for some recompiles of a guard only)."""
+        for key, s in list(self._recompiles.items()):
+            if s.located:
+                continue
+            kind, var, dim = key[:3]
+            same = [
+                o
+                for k, o in self._recompiles.items()
+                if o.located
+                and k[:3] == (kind, var, dim)
+                and o.co == s.co
+                and self.functions.busiest(o.compiles) is self.functions.busiest(s.compiles)
+            ]
+            if same:
+                into = min(same, key=lambda o: (o.finding.line, o.finding.column))
+                into.count += s.count
+                into.ranks |= s.ranks
+                into.compiles.update(s.compiles)
+                del self._recompiles[key]
+
+    def _finish(self, s: _Site) -> Finding:
         f = s.finding
         seen = ranks_text(s.ranks)
         parts = [p for p in (self.provenance, seen) if p]
@@ -397,37 +361,37 @@ class RunReader:
         return rows
 
     def reports(self) -> list[TargetReport]:
-        """One report per compiled workspace function: graphs, breaks, recompiles, guards,
-        restarts and compile time, the way the engine reports a target."""
+        """One report per compiled function (a library one at the user's call): graphs,
+        breaks, recompiles, guards, restarts and compile time, each from the records of that
+        function's own compiles, the way the engine reports a target."""
         now = time.time()
         out = []
-        breaks_in: dict[str, int] = {}
-        for s in self._breaks.values():
-            st = self._frame_of(s.compiles)
-            if st is not None:
-                breaks_in[self._target(st)] = breaks_in.get(self._target(st), 0) + s.count
-        for st in sorted(self._frame_stats.values(), key=lambda st: (st.path, st.line)):
-            target = self._target(st)
+        for st in self.functions.all():
+            env: dict[str, object] = {
+                "torch": self.torch_version or None,
+                "run": self.provenance,
+                "ranks": ranks_text(st.ranks),
+                "compiles": st.compiles,
+                "guards": st.guards,
+                "restarts": st.restarts,
+                "compile_seconds": round(st.seconds, 4),
+                "dynamo_seconds": round(st.dynamo_seconds, 4),
+                "inductor_seconds": round(st.inductor_seconds, 4),
+            }
+            if st.library is not None:
+                env["library"] = breaktext.where(st.library)
+            if st.cache:
+                env["cache"] = dict(sorted(st.cache.items()))
             out.append(
                 TargetReport(
-                    target=target,
+                    target=self.functions.target(st),
                     path=st.path,
                     line=st.line,
                     kind="run",
-                    graph_count=sum(self._graphs.get(i, 0) for i in st.ids),
-                    break_count=breaks_in.get(target, 0),
+                    graph_count=self.functions.graph_count(st),
+                    break_count=self.functions.break_count(st),
                     recompile_count=st.recompiles,
-                    environment={
-                        "torch": self.torch_version or None,
-                        "run": self.provenance,
-                        "ranks": ranks_text(st.ranks),
-                        "compiles": st.compiles,
-                        "guards": st.guards,
-                        "restarts": st.restarts,
-                        "compile_seconds": round(st.seconds, 4),
-                        "dynamo_seconds": round(st.dynamo_seconds, 4),
-                        "inductor_seconds": round(st.inductor_seconds, 4),
-                    },
+                    environment=env,
                     measured_at=now,
                 )
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..findings import FileResult
+from ..findings import FileResult, TargetReport
 
 
 @dataclass
@@ -38,3 +38,12 @@ class LoadedRun:
     records: int = 0
     skipped: int = 0  # trace lines that could not be read
     files: int = 0  # trace logs read
+    outside: int = 0  # records with no frame in the workspace, shown at their recorded paths
+
+    def functions(self) -> list[TargetReport]:
+        """The compiled functions, the costliest to compile first (ties by place)."""
+        reports = [rep for r in self.results for rep in r.reports]
+        return sorted(
+            reports,
+            key=lambda r: (-float(r.environment.get("compile_seconds") or 0.0), r.path, r.line),
+        )

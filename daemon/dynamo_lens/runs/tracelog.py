@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import os
 import re
 import stat
@@ -23,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from ..texts.breaktext import MAX_LINE_NO
 
 _RECORD = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ \S+\] (?P<json>\{.*\})\s*$")
 # Bounds on what a log (from anywhere) can make the reader hold: a record line, interned
@@ -47,6 +50,22 @@ META_KEYS = {
     "stack",
     "has_payload",
 }
+
+
+def number(value: object) -> float:
+    """A finite number from a trace field, 0 for anything else (a field another torch renamed or
+    retyped, or a hostile one, must not stop the reading)."""
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+    return x if math.isfinite(x) else 0.0
+
+
+def line_number(value: object) -> int:
+    """A line number from a trace field: 1 for anything a source file cannot have."""
+    n = number(value)
+    return int(n) if 1 <= n <= MAX_LINE_NO else 1
 
 
 @dataclass

@@ -159,12 +159,28 @@ class LastRun:
         provenance: str,
         exit_code: int | None = None,
         cancelled: bool = False,
+        torch_of: Callable[[], str] | None = None,
     ) -> dict[str, Any]:
         """A run's trace, read (no user code runs: allowed in Restricted Mode): its findings
-        replace the previous run's, beside the editor's own, and are kept across restarts."""
+        replace the previous run's, beside the editor's own, and are kept across restarts.
+        ``torch_of``: the run's torch where its trace does not say (torch 2.8)."""
         with self._loading:
             run = trace_results(paths, self.ctx.root, [], provenance)
             run = replace(run, exit_code=exit_code, cancelled=cancelled)
+            if not run.torch and torch_of is not None:
+                run = replace(run, torch=torch_of())
+            if run.outside:
+                # The editor shows what it can open: a file of this workspace.
+                ws = self.ctx.workspace
+                self.ctx.log(
+                    f"{provenance}: {run.outside} record(s) name no file in this workspace "
+                    "(run `dynamo-lens trace` with --workspace or --path-map to see them)"
+                )
+                run = replace(
+                    run,
+                    results=[r for r in run.results if ws.contains(r.path)],
+                    summary=[row for row in run.summary if ws.contains(row.path)],
+                )
             self._replace(run)
         return {
             "files": len(run.results),
@@ -208,7 +224,13 @@ class LastRun:
         if not ours:
             self.ctx.log(f"{run.provenance}: its trace folder {folder} was replaced; not read")
         try:
-            out = self.load([folder] if ours else [], run.provenance + how, code, run.cancelled)
+            out = self.load(
+                [folder] if ours else [],
+                run.provenance + how,
+                code,
+                run.cancelled,
+                torch_of=run.torch_version,
+            )
         finally:
             if folder.is_symlink():
                 folder.unlink(missing_ok=True)

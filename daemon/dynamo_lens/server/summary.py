@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import Any
 
 from ..findings import DeviceTiming, Kind, Severity, TargetReport
@@ -113,9 +114,28 @@ def hover_markdown(report: TargetReport, *, stale: bool) -> str:
             "_These inputs are small: per-call overhead dominates, so the timings do not predict "
             "real workloads. Use realistic shapes in `compile_example` for meaningful numbers._"
         )
+    parts += compile_time_rows(env.get("compile_time"))
     if report.guess:
         parts += ["", "_Zero-config guess: inputs inferred from the first layer, not declared._"]
     return "\n".join(parts)
+
+
+def compile_time_rows(cost: object, top: int = 5) -> list[str]:
+    """The hover's table of where Dynamo's compile time went, costliest first."""
+    if not isinstance(cost, dict) or not cost.get("functions"):
+        return []
+    rows = [
+        "",
+        f"Dynamo compile time **{cost.get('total', 0.0):.2f} s** by compiled function "
+        "(costliest first):",
+        "",
+        "| function | where | Dynamo |",
+        "|---|---|---|",
+    ]
+    for f in cost["functions"][:top]:
+        where = f"{os.path.basename(f['path'])}:{f['line']}"
+        rows.append(f"| `{f['name']}` | {where} | {f['seconds']:.2f} s |")
+    return rows
 
 
 def benchmark_result(report: TargetReport, uri: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..findings import Finding, Kind
+from ..findings import Finding
 from .model import function_span, source_lines, text_digest
 
 CONFIRMED = "confirmed"
@@ -202,7 +202,9 @@ def _function_of(h: Finding, source: str) -> tuple[int, str] | None:
 def _break_lines(norm_path: str, findings: Iterable[Finding]) -> set[int]:
     lines: set[int] = set()
     for f in findings:
-        if f.kind != Kind.GRAPH_BREAK:
+        # A fallback torch reports with a break id is a graph break too (the function then
+        # runs eagerly): it confirms the hint on its line.
+        if not f.is_break:
             continue
         if _norm(f.path) == norm_path:
             lines.update(range(f.line, max(f.line, f.end_line) + 1))

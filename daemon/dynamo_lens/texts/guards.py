@@ -125,17 +125,41 @@ FIX = {
 }
 
 
+# Values torch carries across a graph break into the function's resumed part, which it names
+# by their stack slot (``___stack0``): no name of the user's exists for them.
+_STACK_VAR = re.compile(r"^___stack(?P<n>\d+)")
+
+
+def fix(g: Guard) -> str:
+    """What to do about a guard, in the user's names."""
+    if _STACK_VAR.match(g.var):
+        return (
+            "The value is computed before a graph break and carried into the code after it, "
+            "where torch guards on it: remove the break before it (see this function's graph "
+            "break), or keep the value the same on every call."
+        )
+    return FIX[g.kind].format(var=g.var, dim=g.dim if g.dim is not None else 0, seen=g.seen)
+
+
+def _name(var: str) -> str:
+    m = _STACK_VAR.match(var)
+    if m is None:
+        return f"`{var}`"
+    return f"a value carried across a graph break (torch's `{var}`)"
+
+
 def what(g: Guard) -> str:
+    v = _name(g.var)
     return {
-        "size": f"the size of `{g.var}` at dim {g.dim}",
+        "size": f"the size of {v} at dim {g.dim}",
         "size-range": f"a branch on the dynamic size `{g.var}.size({g.dim})`",
-        "dtype": f"the dtype of `{g.var}`",
-        "tensor": f"the {g.seen} of `{g.var}`",
-        "none": f"whether `{g.var}` is None",
-        "len": f"the length of `{g.var}`",
-        "value": f"the Python value of `{g.var}`",
-        "attr": f"the attribute `{g.var}`",
-        "identity": f"the identity of `{g.var}`",
+        "dtype": f"the dtype of {v}",
+        "tensor": f"the {g.seen} of {v}",
+        "none": f"whether {v} is None",
+        "len": f"the length of {v}",
+        "value": f"the Python value of {v}",
+        "attr": f"the attribute {v}",
+        "identity": f"the identity of {v}",
         "global": f"torch's global state ({g.var})",
         "guard": "a value Dynamo guards on",
     }[g.kind]

@@ -45,6 +45,15 @@ _PLUMBING = (
     f"torch{os.sep}_compile.py",
     f"torch{os.sep}nn{os.sep}modules{os.sep}module.py",
     f"torch{os.sep}utils{os.sep}_contextlib.py",
+    # Where torch evaluates an operator while tracing (fake tensors, decompositions): a break
+    # there is about the operator the user called, never about these lines.
+    f"torch{os.sep}_subclasses{os.sep}",
+    f"torch{os.sep}_ops.py",
+    f"torch{os.sep}_prims{os.sep}",
+    f"torch{os.sep}_prims_common{os.sep}",
+    f"torch{os.sep}_refs{os.sep}",
+    f"torch{os.sep}_decomp{os.sep}",
+    f"torch{os.sep}_meta_registrations.py",
 )
 
 
@@ -55,6 +64,12 @@ def is_plumbing(path: str) -> bool:
         or any(p in path for p in _PLUMBING)
         or os.path.realpath(path).startswith(_OWN)
     )
+
+
+def is_library_path(path: str) -> bool:
+    """Whether a path, as recorded anywhere (it need not exist here), is a library's: under
+    site-packages, dist-packages or a Python's own lib folder."""
+    return any(p in path for p in _LIBRARY_PARTS)
 
 
 def display_path(path: str) -> str:

@@ -13,12 +13,12 @@ from typing import Any
 
 import torch
 
-from ..findings import Finding, Frame
+from ..findings import Finding, FindingData, Frame
 from ..texts import breaktext
 from ..texts.breaktext import Parsed
 from ..texts.errors import frames_from_traceback
-from ..texts.locate import Workspace, clean_function_name, is_plumbing
-from . import torchcompat
+from ..texts.locate import Workspace, clean_function_name, frame_at, is_plumbing
+from . import compiletime, torchcompat
 from .tracecapture import GraphBreakLog, TraceCapture
 from .usercode import Call
 
@@ -40,6 +40,7 @@ class Site:
     raw: str = ""
     sources: set[str] = field(default_factory=set)
     anchored: bool = False  # no workspace frame of its own: shown at the example's call
+    count: int = 1  # how often torch reported this break
 
 
 def _frames_from_text(text: str, ws: Workspace) -> list[Frame]:
@@ -126,7 +127,11 @@ def collect_sites(
             frames = _frames_from_text(text, ws) or frames
         if not frames:
             continue  # no stack at all: nowhere to show it (a record logged twice)
-        add(_cut_at_site(frames, text, ws), parse_reason(msg, gb_type), msg, "trace")
+        parsed = parse_reason(msg, gb_type)
+        if breaktext.says_skipped(text):
+            # exc.msg is the break alone; torch's log says it then gave up on the function.
+            parsed.fallback = "skipped"
+        add(_cut_at_site(frames, text, ws), parsed, msg, "trace")
     logged = bool(sites)
 
     for reason in getattr(out, "break_reasons", []) or []:
@@ -164,11 +169,39 @@ def _drop_repeats(sites: list[Site]) -> list[Site]:
     return [s for s in sites if not s.anchored or ident(s) not in placed]
 
 
+def _one_per_break(sites: list[Site]) -> list[Site]:
+    """One break, one site: torch reports a break at the user's line while inlining a library
+    call, then again (from inside the library) when it compiles that library function on its
+    own. The same line, id and library line are one break, and a copy that names no library
+    line joins the one that does; the reports are counted. Breaks at different library lines
+    stay apart (a generate() loop that branches in four places is four breaks)."""
+    groups: dict[tuple[str, int, str], list[Site]] = {}
+    for site in sites:
+        if site.parsed.gb_id == "GB7000":
+            continue  # folded into its cause by _merge_same_line
+        key = (site.at.path, site.at.line, site.parsed.gb_id or site.parsed.gb_type)
+        groups.setdefault(key, []).append(site)
+    dropped: set[int] = set()
+    for group in groups.values():
+        heads: dict[str, Site] = {}
+        for site in sorted(group, key=lambda s: (s.origin is None, -len(s.frames))):
+            okey = where(site.origin) if site.origin else ""
+            into = heads.get(okey) or (next(iter(heads.values())) if not okey and heads else None)
+            if into is None:
+                heads[okey] = site
+                continue
+            into.count += site.count
+            into.sources |= site.sources
+            dropped.add(id(site))
+    return [s for s in sites if id(s) not in dropped]
+
+
 def _merge_same_line(sites: list[Site]) -> list[Site]:
     """One squiggle per line and library origin. A break in a loop also makes Dynamo skip the
-    frame (GB7000): that consequence is folded into its cause, which is the headline."""
+    frame (GB7000): that consequence is folded into its cause, which is the headline and says
+    that the function then runs eagerly."""
     by_line: dict[tuple[str, int], list[Site]] = {}
-    for s in sites:
+    for s in _one_per_break(sites):
         by_line.setdefault((s.at.path, s.at.line), []).append(s)
     merged: list[Site] = []
     for group in by_line.values():
@@ -178,12 +211,14 @@ def _merge_same_line(sites: list[Site]) -> list[Site]:
             okey = where(site.origin) if site.origin else ""
             if site.parsed.gb_id == "GB7000" and heads:
                 main = heads.get(okey) or next(iter(heads.values()))
-            elif okey in heads:
+                main.parsed.fallback = main.parsed.fallback or "loop"
+                continue
+            if okey in heads:
                 main = heads[okey]
             else:
                 # A copy: the merge below appends to it, and parsed records may be shared.
                 p = site.parsed
-                site.parsed = Parsed(p.gb_type, p.explanation, list(p.hints), p.gb_id)
+                site.parsed = Parsed(p.gb_type, p.explanation, list(p.hints), p.gb_id, p.fallback)
                 heads[okey] = site
                 continue
             code = f" [{site.parsed.gb_id}]" if site.parsed.gb_id else ""
@@ -191,6 +226,7 @@ def _merge_same_line(sites: list[Site]) -> list[Site]:
             if site.parsed.explanation:
                 main.parsed.explanation += f" {site.parsed.explanation}"
             main.parsed.hints += [h for h in site.parsed.hints if h not in main.parsed.hints]
+            main.parsed.fallback = main.parsed.fallback or site.parsed.fallback
         merged.extend(heads.values())
     return merged
 
@@ -198,15 +234,37 @@ def _merge_same_line(sites: list[Site]) -> list[Site]:
 def to_finding(site: Site, target: str) -> Finding:
     p = site.parsed
     chain = " → ".join(f"{f.name or '?'}:{f.line}" for f in site.frames)
+    data: FindingData = {"call_chain": chain}
+    explanation = p.explanation or _first_line(site.raw)
+    if site.count > 1:
+        # Inlining the library call broke, and compiling the library function on its own did.
+        data["count"] = site.count
+        explanation += f" torch reported this break {site.count} times."
     return breaktext.finding(
-        site.at,
-        p,
-        site.origin,
-        site.frames,
-        explanation=p.explanation or _first_line(site.raw),
-        data={"call_chain": chain},
-        target=target,
+        site.at, p, site.origin, site.frames, explanation=explanation, data=data, target=target
     )
+
+
+def with_skipped_frames(
+    sites: list[Site], metrics: list[dict[str, Any]], ws: Workspace
+) -> list[Site]:
+    """Frames torch gave up on (``fail_type`` Unsupported in its compilation metrics: a break
+    in a try block or an active context manager): the break there says so, and where torch
+    logged no break for it (torch 2.8), the skip is a finding of its own."""
+    for m in metrics:
+        path = str(m.get("fail_user_frame_filename") or "")
+        if m.get("fail_type") != "Unsupported" or not ws.contains(path):
+            continue
+        line = int(str(m.get("fail_user_frame_lineno") or 0)) or 1
+        here = [s for s in sites if (s.at.path, s.at.line) == (path, line)]
+        for s in here:
+            s.parsed.fallback = s.parsed.fallback or "skipped"  # "loop" says more
+        if not here:
+            parsed = parse_reason(str(m.get("fail_reason") or "unknown reason"))
+            parsed.fallback = "skipped"
+            at = frame_at(path, line, str(m.get("co_name") or ""))
+            sites.append(Site([at], at, None, parsed, str(m.get("fail_reason")), {"metrics"}))
+    return sites
 
 
 @dataclass
@@ -214,15 +272,19 @@ class BreakResult:
     findings: list[Finding]
     graph_count: int
     ops: int
+    compile_time: dict[str, Any]  # Dynamo's time by source function (compiletime.py)
 
 
 def find_breaks(
     fn: Any, call: Call, ws: Workspace, target: str, anchor: Frame | None = None
 ) -> BreakResult:
     torch._dynamo.reset()
+    torchcompat.clear_compilation_metrics()
     with GraphBreakLog() as cap:
         out = torch._dynamo.explain(fn)(*call.args, **call.kwargs)
-    sites = collect_sites(out, cap, ws, anchor)
+    metrics = torchcompat.compilation_metrics()
+    sites = with_skipped_frames(collect_sites(out, cap, ws, anchor), metrics, ws)
     findings = [to_finding(s, target) for s in sites]
     findings.sort(key=lambda f: (f.path, f.line, f.column))
-    return BreakResult(findings, int(out.graph_count), int(out.op_count))
+    cost = compiletime.by_function(metrics, ws)
+    return BreakResult(findings, int(out.graph_count), int(out.op_count), cost)

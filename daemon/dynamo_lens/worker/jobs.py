@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from ..config import Config
-from ..findings import Finding, Frame, Kind, TargetId, TargetReport, dedupe, to_wire
+from ..findings import Finding, Frame, TargetId, TargetReport, dedupe, to_wire
 from ..texts.errors import error_from_exception, safe_str
 from ..texts.locate import Workspace, frame_at
 from . import breaks, devices, equivalence, recompiles, timings
@@ -252,6 +252,8 @@ class _TargetRun:
         res = breaks.find_breaks(t.fn, t.calls[0], self.ws, self.name, self.anchor)
         self.findings.extend(res.findings)
         self.report.graph_count = res.graph_count
+        # A copy: the environment dict is shared by the job's targets.
+        self.report.environment = {**self.report.environment, "compile_time": res.compile_time}
 
     def _recompiles(self, dynamic: bool | None) -> None:
         t = self.target
@@ -355,7 +357,7 @@ class _TargetRun:
         if not self.cfg.library_findings:
             findings = [f for f in findings if "library" not in f.data]
         self.report.findings = findings
-        self.report.break_count = sum(1 for f in findings if f.kind == Kind.GRAPH_BREAK)
+        self.report.break_count = sum(1 for f in findings if f.is_break)
         return self.report
 
 

@@ -20,8 +20,8 @@ from typing import Any
 import torch
 
 from ..findings import Finding, FindingData, Frame, Kind, Severity
+from ..texts import guards
 from ..texts.guards import (
-    FIX,
     HINT_RE,
     LOC_RE,
     Guard,
@@ -43,6 +43,7 @@ from ..texts.locate import (
 )
 from . import torchcompat
 from .breaks import where
+from .freshvalues import next_call
 from .tracecapture import TraceCapture
 from .usercode import Call, Target
 
@@ -154,6 +155,10 @@ class Group:
     torch_hint: str = ""
     origin: Frame | None = None
     frames: set[tuple[str, int]] = field(default_factory=set)  # compiled frames it recompiled
+    trigger: int = 0  # which call of the example first recompiled it
+    # "repeats": a fresh value compiled again; "once": it did not; "": not measured
+    measured: str = ""
+    fresh: str = ""  # the fresh call, as shown
 
 
 def absorbed(group: Group) -> bool:
@@ -183,6 +188,14 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
             else "and both graphs stay cached for later calls"
         )
         message = f"Recompile: {what} changed; one recompile, {then}"
+        if group.measured == "once":
+            message += " (measured: a fresh value did not recompile)"
+    elif group.measured == "repeats":
+        # Seen once in the example, then again with a fresh value: it will go on.
+        message = f"Recompile risk: {what} is specialised; every new value recompiles"
+        message += f" (measured: the fresh call {group.fresh} compiled again)"
+        if seen and g.kind in ("value", "attr"):
+            message += f"; specialised on {seen}"
     else:
         n = group.count
         # The user's names only; torch's raw guard text (`L['args'][1]`) goes in the explanation.
@@ -193,7 +206,7 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
             message += f" (new values: {seen})"
         if group.limit_hit:
             message += f"; hit the recompile limit of {limit}, later calls fall back to eager"
-    fix = FIX[g.kind].format(var=g.var, dim=g.dim if g.dim is not None else 0, seen=g.seen)
+    fix = guards.fix(g)
     data: FindingData = {
         "guard": g.text,
         "guard_kind": g.kind,
@@ -221,12 +234,27 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
             "compiles again. Input variants "
             + ("declared in the example" if declared else "probed by perturbing dims and scalars")
             + f" triggered this. torch's failed guard: `{g.text}`."
+            + _measured_text(group)
         ),
         hints=[fix, *([group.torch_hint] if group.torch_hint else [])],
         stack=group.stack,
         target=target,
         data=data,
     )
+
+
+def _measured_text(group: Group) -> str:
+    if group.measured == "repeats":
+        return (
+            f" The example recompiled once; one more call with the changed input changed "
+            f"again, {group.fresh}, recompiled again: each new value costs a compile."
+        )
+    if group.measured == "once":
+        return (
+            f" One more call with the changed input changed again, {group.fresh}, did not "
+            "recompile: the change is absorbed."
+        )
+    return ""
 
 
 @contextlib.contextmanager
@@ -406,6 +434,7 @@ def find_recompiles(
         backend = _CountingBackend()
         compiled = torch.compile(target.fn, backend=backend, dynamic=dynamic)
         cap = TraceCapture()
+        after_call: list[int] = []  # metrics records seen after each call
         with cap, _recompile_limit(limit), torchcompat.guard_user_lines():
             for call in fam:
                 variants.append(describe_call(call))
@@ -416,34 +445,31 @@ def find_recompiles(
                     if declared:
                         errors.append((exc, call))
                     break
+                finally:
+                    after_call.append(len(cap.of("compilation_metrics")))
         caps.append(cap)
-        metrics = [e.metadata for e in cap.of("compilation_metrics")]
+        parse = _Parse(ws, anchor, candidates, names, None if declared else fi)
         for ev in cap.events:
             for fr in cap.frames(ev.metadata.get("user_stack")):
                 if fr.path and fr.path not in candidates:
                     candidates.append(fr.path)
+        metrics = [e.metadata for e in cap.of("compilation_metrics")]
         limit_frames: set[tuple[str, int]] = set()
         touched: list[Group] = []
-        for m in metrics:
+        for i, m in enumerate(metrics):
             if torchcompat.hit_recompile_limit(m):
                 limit_frames.add((str(m.get("co_filename")), int(m.get("co_firstlineno") or 0)))
             if m.get("fail_type") is None:
                 compiles += 1
-            reason = m.get("recompile_reason")
-            if not reason or m.get("fail_type") is not None:
+            found = parse.one(m)
+            if found is None:
                 continue
-            rc = parse_recompile(str(reason), m, candidates, ws, anchor)
-            if rc is None:
-                continue
+            key, rc = found
             recompiles += 1
-            g = rc.guard
-            g.var = user_name(g.var, names)
-            origin = where(rc.origin) if rc.origin else ""
-            key = (None if declared else fi, g.kind, g.var, g.dim, rc.path, rc.line, origin)
             group = groups.get(key)
             if group is None:
                 group = groups[key] = Group(
-                    g,
+                    rc.guard,
                     rc.path,
                     rc.line,
                     rc.first_line,
@@ -451,18 +477,19 @@ def find_recompiles(
                     stack=rc.stack,
                     torch_hint=rc.torch_hint,
                     origin=rc.origin,
+                    trigger=next(k for k, n in enumerate(after_call) if n > i),
                 )
-            group.count += 1
-            group.frames.add((rc.co_file, rc.first_line))
+            _count(group, rc)
             touched.append(group)
-            if g.seen is not None and g.kind in ("size", "dtype", "len", "none", "value", "attr"):
-                # For values the guard names the old one; the next call passed the new one.
-                group.seen.append(g.seen)
         for frame in limit_frames:
             # The limit belongs to the frame torch names: the group that recompiled that frame.
             hit = [g for g in touched if frame in g.frames] or touched
             if hit:
                 max(hit, key=lambda g: g.count).limit_hit = True
+        if declared:
+            for group in {id(g): g for g in touched}.values():
+                if group.count == 1 and not group.limit_hit:
+                    _measure(group, compiled, fam, grad, limit, parse)
     findings = []
     for group in _merge_families(groups, declared):
         # Probes stand in for real shapes: report what recompiles repeatedly, never the
@@ -471,6 +498,75 @@ def find_recompiles(
             continue
         findings.append(_finding(group, name, limit, declared))
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
+
+
+def _count(group: Group, rc: Recompile) -> None:
+    g = rc.guard
+    group.count += 1
+    group.frames.add((rc.co_file, rc.first_line))
+    if g.seen is not None and g.kind in ("size", "dtype", "len", "none", "value", "attr"):
+        # For values the guard names the old one; the next call passed the new one.
+        group.seen.append(g.seen)
+
+
+@dataclass
+class _Parse:
+    """A compilation's recompile, if it is one, keyed by what groups it: the guard, its line
+    and library origin (and, for probes, the probe family)."""
+
+    ws: Workspace
+    anchor: Frame | None
+    candidates: list[str]
+    names: list[str]
+    family: int | None
+
+    def one(self, m: dict[str, Any]) -> tuple[tuple[Any, ...], Recompile] | None:
+        reason = m.get("recompile_reason")
+        if not reason or m.get("fail_type") is not None:
+            return None
+        rc = parse_recompile(str(reason), m, self.candidates, self.ws, self.anchor)
+        if rc is None:
+            return None
+        g = rc.guard
+        g.var = user_name(g.var, self.names)
+        origin = where(rc.origin) if rc.origin else ""
+        return (self.family, g.kind, g.var, g.dim, rc.path, rc.line, origin), rc
+
+
+# Guards on what the example's calls pass, whose next value can be made.
+_MEASURABLE = ("size", "size-range", "len", "none", "value")
+
+
+def _measure(
+    group: Group, compiled: Any, calls: list[Call], grad: bool, limit: int, parse: _Parse
+) -> None:
+    """Seen once: one more call, with the input that changed changed once more, tells whether
+    torch recompiles for every new value (then it is a risk) or absorbed the change."""
+    if group.guard.kind not in _MEASURABLE or not 1 <= group.trigger < len(calls):
+        return
+    fresh = next_call(calls[group.trigger - 1], calls[group.trigger])
+    cap = TraceCapture()
+    try:
+        with cap, _recompile_limit(limit), torchcompat.guard_user_lines(), _as_it_runs(grad):
+            compiled(*fresh.args, **fresh.kwargs)
+    except Exception:
+        return  # a value the code does not accept: not measured
+    group.fresh = describe_call(fresh)
+    group.measured = "once"
+    for m in (e.metadata for e in cap.of("compilation_metrics")):
+        found = parse.one(m)
+        if found is None:
+            continue
+        _, rc = found
+        same = (rc.guard.kind, rc.guard.var, rc.path, rc.line) == (
+            group.guard.kind,
+            group.guard.var,
+            group.path,
+            group.line,
+        )
+        if same:
+            _count(group, rc)
+            group.measured = "repeats"
 
 
 def _merge_families(groups: dict[tuple[Any, ...], Group], declared: bool) -> list[Group]:

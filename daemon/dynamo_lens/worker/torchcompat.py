@@ -89,3 +89,23 @@ def guard_user_lines() -> Iterator[None]:
         log.removeHandler(sink)
         log.setLevel(saved[0])
         log.propagate = saved[1]
+
+
+def clear_compilation_metrics() -> None:
+    """Forget the metrics of earlier compilations (``torch._dynamo.reset()`` keeps them)."""
+    clear = getattr(torch._dynamo.utils, "clear_compilation_metrics", None)
+    if clear is not None:
+        clear()
+
+
+def compilation_metrics() -> list[dict[str, object]]:
+    """torch's record of each frame compiled since the last clear (2.8 to 2.15 keep one), as
+    the structured trace's ``compilation_metrics`` fields."""
+    get = getattr(torch._dynamo.utils, "get_compilation_metrics", None)
+    out = []
+    for m in get() if get is not None else []:
+        try:
+            out.append(dict(vars(m)))
+        except TypeError:  # a slotted record: no __dict__
+            out.append({k: getattr(m, k, None) for k in getattr(m, "__slots__", ())})
+    return out

@@ -35,6 +35,8 @@ function toMarker(m, file, line) {
     severity = raw.split('-')[1] ?? 'warning';
   } else if (raw === 'graph_break') {
     severity = 'any';
+  } else if (raw === 'fallback') {
+    severity = 'warning';
   }
   return { file, line, kind, severity, code: m[2], raw };
 }

@@ -458,6 +458,14 @@ async function scenarioTrusted(t, browser) {
       expect(d.summaryRows.length === 1, `expected one distinct break in the view: ${JSON.stringify(d.summaryRows)}`);
       expect(/GB0170/.test(d.summaryRows[0]) && /data-dependent/.test(d.summaryRows[0]), `the row does not name the break: ${d.summaryRows[0]}`);
       expect(/run "/.test(d.viewMessage), `the view does not say which run: "${d.viewMessage}"`);
+      // Beside it, the compiled functions, the costliest to compile first: the script's step.
+      const fnPane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Compile Time of the Last Run/i }) }).first();
+      const fnHeader = fnPane.locator('.pane-header').first();
+      if ((await fnHeader.getAttribute('aria-expanded')) === 'false') await fnHeader.click();
+      const fnRow = fnPane.locator('.monaco-list-row', { hasText: RUN_SCRIPT }).first();
+      await fnRow.waitFor({ state: 'visible', timeout: 30000 });
+      d.functionRows = await fnPane.locator('.monaco-list-row').allTextContents();
+      expect(d.functionRows.some((r) => /Dynamo .* Inductor/.test(r)), `the compile-time view does not split Dynamo and Inductor: ${JSON.stringify(d.functionRows)}`);
       // Clicking the row opens the line: from another file, the editor moves there.
       await openFile(page, LOSSES);
       await row.click();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RunSummary } from '../../src/protocol';
-import { relativePath, summaryItem, summaryMessage } from '../../src/runSummary';
+import { functionItem, functionsMessage, relativePath, summaryItem, summaryMessage } from '../../src/runSummary';
 
 const row = {
   uri: 'file:///ws/models/gpt.py',
@@ -61,5 +61,37 @@ describe('summaryMessage', () => {
   });
   it('says how to get a run when there is none', () => {
     assert.match(summaryMessage(null), /Run File with Analysis/);
+  });
+});
+
+describe('functionItem', () => {
+  const fn = {
+    uri: 'file:///ws/train.py',
+    line: 30,
+    name: 'forward',
+    library: null,
+    seconds: 2.5,
+    dynamoSeconds: 1.25,
+    inductorSeconds: 1.25,
+    compiles: 3,
+    graphs: 2,
+    breaks: 1,
+    recompiles: 2,
+  };
+  it('leads with the compile time, then where, the split and what compiling produced', () => {
+    const item = functionItem(fn, '/ws');
+    assert.equal(item.label, '2.50 s forward');
+    assert.equal(item.description, 'train.py:30 · Dynamo 1.25 s · Inductor 1.25 s · 2 graphs · 1 break · 2 recompiles');
+    assert.match(item.tooltip, /over 3 compilation\(s\)/);
+  });
+  it('names a library function at the line that called it', () => {
+    const item = functionItem({ ...fn, library: 'torch/nn/modules/conv.py:370', breaks: 0, recompiles: 0 }, '/ws');
+    assert.equal(item.label, '2.50 s forward (torch/nn/modules/conv.py:370, called here)');
+    assert.equal(item.description, 'train.py:30 · Dynamo 1.25 s · Inductor 1.25 s · 2 graphs');
+  });
+  it('says how many functions the run compiled and how many are listed', () => {
+    const base = { provenance: 'trace t', loadedAt: 0, exitCode: null, cancelled: false, torch: null, dynamoSeconds: 0, inductorSeconds: 0, framesCompiled: 1, skipped: 0, rows: [] };
+    assert.equal(functionsMessage({ ...base, functions: [fn], functionsNotShown: 1 }), 'trace t: 2 compiled functions (the costliest 1 listed), the costliest to compile first');
+    assert.equal(functionsMessage({ ...base, functions: [] }), 'trace t: no compiled function of this workspace');
   });
 });

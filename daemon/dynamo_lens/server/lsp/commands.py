@@ -259,10 +259,12 @@ _MAX_SUMMARY_ROWS = 500
 @server.command(CMD + "runSummary")
 @background
 def run_summary(ls: DynamoLensServer) -> dict[str, Any] | None:
-    """The last run's distinct-break summary, costliest first (the editor's tree view)."""
+    """The last run's distinct-break summary and its compiled functions, each costliest first
+    (the editor's two tree views)."""
     run = ls.svc().last_run.run
     if run is None:
         return None
+    functions = run.functions()
     return {
         "provenance": run.provenance,
         "loadedAt": run.loaded_at,
@@ -286,6 +288,23 @@ def run_summary(ls: DynamoLensServer) -> dict[str, Any] | None:
                 "compileSeconds": r.compile_seconds,
             }
             for r in run.summary[:_MAX_SUMMARY_ROWS]
+        ],
+        "functionsNotShown": max(len(functions) - _MAX_SUMMARY_ROWS, 0),
+        "functions": [
+            {
+                "uri": path_to_uri(f.path),
+                "line": f.line,
+                "name": f.target.rsplit("::", 1)[-1].split("@", 1)[0],
+                "library": f.environment.get("library"),
+                "seconds": f.environment.get("compile_seconds", 0.0),
+                "dynamoSeconds": f.environment.get("dynamo_seconds", 0.0),
+                "inductorSeconds": f.environment.get("inductor_seconds", 0.0),
+                "compiles": f.environment.get("compiles", 0),
+                "graphs": f.graph_count,
+                "breaks": f.break_count,
+                "recompiles": f.recompile_count,
+            }
+            for f in functions[:_MAX_SUMMARY_ROWS]
         ],
     }
 

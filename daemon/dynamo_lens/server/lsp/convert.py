@@ -57,7 +57,7 @@ def diagnostic(f: Finding) -> types.Diagnostic:
     ]
     stale = " (stale: edited since analysed)" if f.data.get("stale") else ""
     message = f.text + stale
-    if f.explanation and f.kind in (Kind.GRAPH_BREAK, Kind.MISMATCH, Kind.ERROR):
+    if f.explanation and (f.is_break or f.kind in (Kind.FALLBACK, Kind.MISMATCH, Kind.ERROR)):
         message += f"\n{f.explanation}"
     if f.hints:
         message += "\nHint: " + f.hints[0]
