@@ -19,21 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import hostile
+import peakmem
 import pytest
 from dynamo_lens.runs.extract import ranks_text
 
 _HANG = 120  # seconds: a reader still going after this is stuck, not slow
 _MIB = 1 << 20
-
-
-# `dynamo-lens trace`, then its own peak RSS on stderr's last line.
-_RUNNER = (
-    "import resource, sys\n"
-    "from dynamo_lens.cli import main\n"
-    "code = main(sys.argv[1:])\n"
-    "sys.stderr.write(f'\\npeak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
-    "sys.exit(code)\n"
-)
 
 
 def _trace(
@@ -45,23 +36,10 @@ def _trace(
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
     cmd = ["trace", *map(str, logs), "--workspace", str(ws), "--format", fmt]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _RUNNER, *cmd],
-        cwd=ws,
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=limit,
-    )
     try:
-        out, err = proc.communicate(timeout=_HANG)
+        return peakmem.cli(cmd, ws, timeout=_HANG, stdin=stdin, preexec_fn=limit)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
         pytest.fail(f"the reader hung: still running after {_HANG} s")
-    head, _, peak = err.rpartition("\npeak ")
-    return proc.returncode, out, head, int(peak) / 1024 if peak.strip().isdigit() else 0.0
 
 
 def _doc(out: str) -> dict[str, Any]:

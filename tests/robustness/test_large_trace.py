@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+import peakmem
 from conftest import REPO
 from tracerun import break_trace
 
@@ -35,14 +34,11 @@ def _grow(src: Path, dst: Path, size: int) -> int:
 def _read(log: Path, ws: Path) -> tuple[dict[str, object], float]:
     """The trace command's JSON report and its peak RSS in MiB."""
     out = log.with_suffix(".json")
-    cmd = [sys.executable, "-m", "dynamo_lens", "trace", str(log), "--format", "json"]
     env = {**os.environ, "PYTHONPATH": str(REPO / "daemon")}
-    proc = subprocess.Popen(
-        [*cmd, "-o", str(out)], cwd=ws, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) in (0, 1)
-    return json.loads(out.read_text()), usage.ru_maxrss / 1024
+    args = ["trace", str(log), "--format", "json", "-o", str(out)]
+    done = peakmem.cli(args, ws, timeout=600, env=env)
+    assert done.rc in (0, 1), done.err
+    return json.loads(out.read_text()), done.peak_mib
 
 
 def test_a_ten_times_larger_trace_is_read_in_the_same_memory(tmp_path: Path) -> None:
