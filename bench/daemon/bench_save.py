@@ -3,11 +3,12 @@ daemon's open → first confirmed diagnostic against `import torch` + explain.
 
     .venv/bin/python bench/daemon/bench_save.py [--rounds 6] [--out bench/daemon/RESULTS.md]
 
-Part 1, per round and file (order rotated): append a new comment to the file (a new content
-hash: no cache hit) and send ``didChange`` + ``didSave`` at once, as an editor does; time until
-the ``publishDiagnostics`` that follows the daemon's analysis of that version (it logs "<path>:
-breaks in X s" just before publishing). Then time the floor on the same bytes (a warm process:
-fresh import, the file's ``compile_example*``, ``torch._dynamo.explain``; bench/common.py).
+Part 1, per round and file (order rotated): append a new module-level statement to the file (a
+new content hash, and an edit that reaches every target: nothing is reused) and send
+``didChange`` + ``didSave`` at once, as an editor does; time until the ``publishDiagnostics``
+that follows the daemon's analysis of that version (it logs "<path>: breaks in X s" just before
+publishing). Then time the floor on the same bytes (a warm process: fresh import, the file's
+``compile_example*``, ``torch._dynamo.explain``; bench/common.py).
 
 Part 2, per repeat: a fresh daemon, ``initialize``/``initialized``, ``didOpen`` of one file at
 once; time from starting the daemon to its first diagnostic that came from running the code,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import os
 import platform
 import shutil
 import subprocess
@@ -131,7 +133,9 @@ async def part1(ws: Path, rounds: int) -> dict[str, dict[str, list[float]]]:
         for rel in order:
             path = (ws / rel).resolve()
             version += 1
-            text = path.read_text() + f"# bench edit {version}\n"
+            # A module-level statement: every target of the file may read it, so none of their
+            # results can be reused (an edit only some targets reach: bench_incremental.py).
+            text = path.read_text() + f"_bench_edit = {version}\n"
             # As an editor does: write the file, then didChange + didSave at once.
             path.write_text(text)
             t0 = time.perf_counter()
@@ -169,7 +173,8 @@ async def part2(ws: Path, repeats: int, rel: str) -> dict[str, list[float]]:
             capture_output=True,
         )
         out["floor"].append(time.perf_counter() - t0)
-        shutil.rmtree(ws / ".dynamo-lens", ignore_errors=True)  # no cache hit
+        # No cache hit: the daemon's result cache (outside the workspace) starts empty.
+        os.environ["XDG_CACHE_HOME"] = str(ws.parent / f"cache-{time.monotonic_ns()}")
         daemon = Daemon()
         t0 = await daemon.start(ws)
         daemon.client.text_document_did_open(

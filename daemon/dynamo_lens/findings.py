@@ -85,7 +85,6 @@ class FindingData(TypedDict, total=False):
     gb_type: str
     fallback: str  # skipped | loop | disabled | failed | cache-bypass | cudagraphs
     count: int  # times torch reported this site (one finding per site)
-    call_chain: str  # the frames from the compiled entry down, as text
     library: str  # where in a library torch broke or guarded: "torch/nn/functional.py:12"
     # recompile
     guard: str

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
@@ -79,3 +80,31 @@ def test_file_without_targets_runs_no_user_code(engine: Engine) -> None:
     res = engine.analyze_file(ROOT / "helpers_only.py", ["breaks"])
     assert not res.ran
     assert res.reports == [] and res.findings == []
+
+
+V1 = """\
+import torch
+
+
+def step(x):
+    return x * 2
+
+
+def compile_example():
+    return step, (torch.ones(4),)
+"""
+
+
+def test_two_workers_never_analyse_a_version_they_imported_before(tmp_path: Path) -> None:
+    """A file's discovery and its units can run in different workers of a pool: a worker that
+    imported the file's earlier bytes imports it afresh, so the edit is what gets analysed."""
+    (tmp_path / "m.py").write_text(V1)
+    cfg, problems = load(tmp_path, {"backend": "eager", "workers": 2})
+    assert problems == []
+    with Engine(tmp_path, cfg) as eng:
+        for _ in range(2):  # each worker has now imported the first version
+            assert eng.analyze_file(tmp_path / "m.py", ["breaks"]).all_findings() == []
+        (tmp_path / "m.py").write_text(V1.replace("return x * 2", 'print("hi")\n    return x * 2'))
+        for _ in range(2):
+            res = eng.analyze_file(tmp_path / "m.py", ["breaks"])
+            assert [f.line for f in res.all_findings()] == [5], res

@@ -12,11 +12,13 @@ import os
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
 from ..findings import FileResult, Finding, TargetId, TargetReport, from_wire
+from ..static.reach import Reach, Reachability
 from ..texts.errors import error_at, error_from_death
 from ..texts.locate import Workspace
 from .cancel import CancelToken
@@ -29,6 +31,7 @@ from .pool import (
     WorkerPool,
     default_python,
 )
+from .reuse import Memo, UnitResult, Units
 from .source import content_hash, decode_source, syntax_error
 
 LogFn = Callable[[str], None]
@@ -78,6 +81,10 @@ class Engine:
         )
         self._on_restart = on_restart
         self._started = False
+        # Per-unit results by what each unit reaches, for analyses that may reuse them.
+        self.memo = Memo()
+        self.reachability = Reachability(self.root)
+        self.units_reused = self.units_run = 0  # what reuse saved, for logs, tests and benches
 
     def _restarted(self, why: str) -> None:
         self._log(f"worker restarted ({why})")
@@ -123,7 +130,10 @@ class Engine:
         dynamic: bool | str | None = "config",
         only_target: str | None = None,
         extra: dict[str, Any] | None = None,
+        reuse: bool = False,
     ) -> FileResult:
+        """``reuse``: a unit whose reachable code is unchanged since its last analysis by this
+        engine gets that result back (moved with the text) instead of running again."""
         t0 = time.monotonic()
         path = Path(os.path.realpath(path))
         requested = list(checks or self.config.checks)
@@ -151,10 +161,16 @@ class Engine:
         if not checks or not might_have_targets(data, config_targets, guess):
             result.duration = time.monotonic() - t0
             return result
+        reuse = reuse and not (devices or mode or dynamic != "config" or only_target or extra)
+        file_key = (str(path), result.content_hash, tuple(checks), guess, tuple(skip))
+        if reuse and self._all_reused(result, file_key, checks, text):
+            result.duration = time.monotonic() - t0
+            return result
         self.start()
         base = {
             "root": str(self.root),
             "path": str(path),
+            "hash": result.content_hash,
             "config": self.config.to_dict(),
             "config_targets": config_targets,
             "guess": guess,
@@ -176,6 +192,9 @@ class Engine:
             result.interrupted = True
             self._log(f"{path.name}: importing it left the worker changed: {found['tainted']}")
         units = found.get("units", [])
+        if reuse and not result.findings and not found.get("tainted"):
+            self.memo.put_file(file_key, Units(units, result.imports))
+        reused = 0
         want = TargetId.parse(only_target) if only_target is not None else None
         if want is not None:
             units = [u for u in units if want.unit in (u["name"], u["attr"])]
@@ -183,6 +202,11 @@ class Engine:
             if cancel is not None and cancel.cancelled:
                 result.cancelled = True
                 break
+            reach = self._reach(unit, path, text) if reuse else None
+            if reach is not None and self._reused(unit, checks, reach, result):
+                reused += 1
+                continue
+            self.units_run += 1
             params = dict(base, unit=unit, checks=checks, **(extra or {}))
             if devices:
                 params["devices"] = list(devices)
@@ -222,10 +246,83 @@ class Engine:
                 reports = [r for r in reports if TargetId.parse(r.target).short == want.short]
             for r in reports:
                 r.content_hash = result.content_hash
+            unit_findings = from_wire(out.get("findings", []), list[Finding])
             result.reports += reports
-            result.findings += from_wire(out.get("findings", []), list[Finding])
+            result.findings += unit_findings
+            if (
+                reach is not None
+                and not out.get("tainted")
+                and self._known(reach, reports, unit_findings)
+            ):
+                key = (unit["path"], unit["name"], tuple(checks))
+                self.memo.put_unit(key, UnitResult(reach, reports, unit_findings))
+        if reused:
+            self._log(
+                f"{path.name}: {reused} of {len(units)} target(s) reused (the edit cannot "
+                f"reach them)"
+            )
         result.duration = time.monotonic() - t0
         return result
+
+    def _reach(self, unit: dict[str, Any], path: Path, text: str | None) -> Reach:
+        upath = os.path.realpath(unit["path"])
+        reach = self.reachability.of(upath, unit["attr"], text if upath == str(path) else None)
+        if reach.uncertain:
+            self._log(
+                f"{unit['name']}: what it reaches is not certain from the source "
+                f"({reach.uncertain}); the whole module counts"
+            )
+        return reach
+
+    def _known(self, reach: Reach, reports: list[TargetReport], more: list[Finding]) -> bool:
+        """Whether the result names only workspace files the source showed the unit reaches:
+        one it reached some other way (a registry, an import by a computed name) would not
+        make it run again when that file changes, so it is not kept."""
+        found = [*more, *(f for r in reports for f in r.findings)]
+        files = {f.path for f in found} | {fr.path for f in found for fr in f.stack}
+        unseen = sorted(
+            p
+            for p in files
+            if self.workspace.contains(p) and os.path.realpath(p) not in reach.modules
+        )
+        if unseen:
+            names = ", ".join(os.path.basename(p) for p in unseen[:3])
+            self._log(f"a target reached {names} in a way the source does not show: not reused")
+        return not unseen
+
+    def _reused(
+        self, unit: dict[str, Any], checks: list[str], reach: Reach, result: FileResult
+    ) -> bool:
+        """Adds the unit's last result to ``result`` if the edit cannot have changed it."""
+        got = self.memo.unit((unit["path"], unit["name"], tuple(checks)), reach)
+        if got is None:
+            return False
+        self.units_reused += 1
+        result.reports += [replace(r, content_hash=result.content_hash) for r in got.reports]
+        result.findings += got.findings
+        return True
+
+    def _all_reused(
+        self, result: FileResult, file_key: tuple[Any, ...], checks: list[str], text: str | None
+    ) -> bool:
+        """A file whose bytes are as last discovered and whose every unit is reused: no worker
+        runs (an edit in a helper that none of its targets reach)."""
+        known = self.memo.file(file_key)
+        if known is None:
+            return False
+        trial = FileResult(result.path, result.content_hash)
+        path = Path(result.path)
+        for unit in known.units:
+            if not self._reused(unit, checks, self._reach(unit, path, text), trial):
+                return False
+        result.reports += trial.reports
+        result.findings += trial.findings
+        result.imports = list(known.imports)
+        result.ran = True
+        self._log(
+            f"{path.name}: all {len(known.units)} target(s) reused: the edit cannot reach them"
+        )
+        return True
 
     def _guess_policy(self, data: bytes, config_targets: list[str]) -> tuple[bool, list[str]]:
         """Zero-config guesses: everywhere in a workspace that declares nothing; else only

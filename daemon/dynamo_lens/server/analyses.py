@@ -30,8 +30,9 @@ from .scheduler import Job, Scheduler
 # of a quiet file starts at once; the saves of a burst (save all, a formatter) arrive within a
 # few milliseconds of each other, and each one after the first cancels the running analysis and
 # waits this long for the next. Disk events are already debounced by the watcher; dependants
-# wait longest since several helpers may change together.
-DELAY = {"open": 0.0, "save": 0.015, "disk": 0.05, "dependency": 0.3}
+# wait as long, since several helpers may change together (a re-check of an importer that the
+# edit cannot reach reuses its results without running anything: engine/reuse.py).
+DELAY = {"open": 0.0, "save": 0.015, "disk": 0.05, "dependency": 0.05}
 # A save whose bytes are not on disk yet (the editor is still writing them) is read again after
 # these delays, then analysed as the disk has it; a newer save or disk event wins meanwhile.
 _REREAD = (0.05, 0.2, 0.8)
@@ -173,7 +174,8 @@ class Analyses:
             ctx.log(f"{job.path}: cache hit ({', '.join(checks)})")
             return cached, None
         t0 = time.monotonic()
-        result = ctx.engine.analyze_file(Path(job.path), checks, cancel=job.token)
+        # Units the edit cannot reach keep their last result (engine/reuse.py).
+        result = ctx.engine.analyze_file(Path(job.path), checks, cancel=job.token, reuse=True)
         if result.cancelled or job.token.cancelled:
             ctx.log(f"{job.path}: analysis superseded")
             return None

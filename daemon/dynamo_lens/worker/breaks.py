@@ -233,8 +233,7 @@ def _merge_same_line(sites: list[Site]) -> list[Site]:
 
 def to_finding(site: Site, target: str) -> Finding:
     p = site.parsed
-    chain = " → ".join(f"{f.name or '?'}:{f.line}" for f in site.frames)
-    data: FindingData = {"call_chain": chain}
+    data: FindingData = {}
     explanation = p.explanation or _first_line(site.raw)
     if site.count > 1:
         # Inlining the library call broke, and compiling the library function on its own did.

@@ -11,6 +11,7 @@ import inspect
 import platform
 import sys
 import time
+import types
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -99,14 +100,29 @@ def _rel(path: str, ws: Workspace) -> str:
         return path
 
 
+# The file (and its bytes' hash) whose fresh import this worker's workspace modules are: a job
+# for another file, or other bytes, imports afresh first (a pool's jobs for one file may run in
+# different workers).
+_FRESH: dict[str, str] = {}
+
+
+def _fresh_import(path: Path, ws: Workspace, content: str) -> types.ModuleType:
+    if _FRESH.get(str(path)) != content or not content:
+        purge_workspace_modules(ws)
+        _FRESH.clear()
+    module = import_file(path, ws)
+    _FRESH[str(path)] = content
+    return module
+
+
 def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     cfg = _config(params)
     ws = _workspace(params, cfg)
     path = Path(params["path"]).resolve()
-    purge_workspace_modules(ws)
+    _FRESH.clear()  # discovery always imports afresh
     _restore_torch_config()
     try:
-        module = import_file(path, ws)
+        module = _fresh_import(path, ws, str(params.get("hash", "")))
     except Cancelled:
         raise
     except BaseException as exc:  # user code: SystemExit and friends included
@@ -155,7 +171,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     mode = params.get("mode", cfg.mode)
     dynamic = params.get("dynamic", cfg.dynamic)
     try:
-        module = import_file(path, ws)
+        module = _fresh_import(path, ws, str(params.get("hash", "")))
         targets = targets_of(unit, module)
     except Cancelled:
         raise
