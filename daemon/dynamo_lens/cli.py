@@ -78,6 +78,13 @@ def _parser() -> argparse.ArgumentParser:
         help="workspace root (default: nearest folder with a pyproject.toml)",
     )
     c.add_argument("--output", "-o", type=Path, default=None, help="write the report here")
+    c.add_argument(
+        "--fixes",
+        choices=("none", "propose", "verify"),
+        default="none",
+        help="give each graph break its rewrites (data.fixes, SARIF fixes): as proposed, or "
+        "verified by running them (break gone, outputs equal, no new recompile)",
+    )
     c.add_argument("--verbose", "-v", action="store_true", help="explanations, hints, call chains")
     for name, what in (
         ("run", "run a command with torch's structured trace on, then report what it saw"),
@@ -99,6 +106,16 @@ def _parser() -> argparse.ArgumentParser:
             help="paths recorded on another machine (repeatable)",
         )
         r.add_argument("--verbose", "-v", action="store_true")
+    x = sub.add_parser(
+        "fix", help="propose rewrites that remove graph breaks, each verified by running it"
+    )
+    x.add_argument("paths", nargs="+", type=Path)
+    x.add_argument("--apply", action="store_true", help="write the verified rewrites")
+    x.add_argument("--format", choices=("text", "json"), default="text")
+    x.add_argument("--root", type=Path, default=None, help="workspace root")
+    x.add_argument("--backend", default=None, help="torch.compile backend (default inductor)")
+    x.add_argument("--timeout", type=float, default=None, help="seconds per target")
+    x.add_argument("--verbose", "-v", action="store_true")
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", default=None, metavar="127.0.0.1:PORT", help="debugging only")
     d = sub.add_parser("doctor", help="say whether this interpreter can run the worker")
@@ -173,6 +190,10 @@ def _check(args: argparse.Namespace) -> int:
     with Engine(root, cfg, on_log=log) as engine:
         for f in files:
             results.append(engine.analyze_file(f, args.checks))
+            if args.fixes != "none":
+                from .engine.fixing import attach
+
+                attach(engine, results[-1], verify=args.fixes == "verify")
         if any(r.ran for r in results):
             env.update(engine.environment())
     return _emit(results, root, env, args)
@@ -198,6 +219,106 @@ def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any)
         print(text)
     worst = max((f.severity.rank for r in results for f in r.all_findings()), default=-1)
     return EXIT_FINDINGS if worst >= Severity.WARNING.rank else EXIT_CLEAN
+
+
+def _fix(args: argparse.Namespace) -> int:
+    """``fix``: each break's rewrite and its verdict; ``--apply`` writes the verified ones, one
+    at a time, analysing the file again after each (a verdict holds for the text it was for)."""
+    from .engine.fixing import Fix, apply_verified, fixes_for
+
+    root = (args.root or find_root(args.paths)).resolve()
+    overrides: dict[str, Any] = {"checks": ["breaks"]}
+    if args.backend:
+        overrides["backend"] = args.backend
+    if args.timeout is not None:
+        overrides["timeout"] = args.timeout
+    cfg, problems = load(root, overrides)
+    for prob in problems:
+        print(f"dynamo-lens: {prob}", file=sys.stderr)
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_ERROR
+    log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None
+    report: list[Fix] = []
+    applied: list[Fix] = []
+    with Engine(root, cfg, on_log=log) as engine:
+        for f in dict.fromkeys(iter_python_files(args.paths, cfg.excludes)):
+            if args.apply:
+                done, left = apply_verified(engine, str(f))
+                applied += done
+                report += left
+            else:
+                report += fixes_for(engine, engine.analyze_file(f, ["breaks"]))
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "fixes": [_fix_dict(x, root) for x in report],
+                    "applied": [_fix_dict(x, root) for x in applied],
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(_fix_text(report, applied, root))
+    return EXIT_CLEAN
+
+
+def _rel(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return path
+
+
+def _fix_dict(fix: Any, root: Path) -> dict[str, Any]:
+    f, rw = fix.finding, fix.rewrite
+    diff = ""
+    if rw is not None:
+        try:
+            with open(rw.path, encoding="utf-8") as fh:
+                diff = rw.diff(fh.read(), _rel(rw.path, root))
+        except OSError:
+            diff = ""
+    return {
+        "path": _rel(f.path, root),
+        "line": f.line,
+        "gb_type": f.data.get("gb_type", ""),
+        "gb_id": f.gb_id,
+        "message": f.message,
+        "targets": fix.targets,
+        "rule": rw.rule if rw else None,
+        "title": rw.title if rw else None,
+        "verified": fix.verified,
+        "checks": fix.checks,
+        "why": fix.why,
+        "diff": diff,
+    }
+
+
+def _fix_text(report: list[Any], applied: list[Any], root: Path) -> str:
+    lines = []
+    for fix in applied:
+        d = _fix_dict(fix, root)
+        lines.append(f"applied {d['rule']} at {d['path']}:{d['line']} (verified)")
+    for fix in report:
+        d = _fix_dict(fix, root)
+        lines.append(f"{d['path']}:{d['line']}: {d['gb_type'] or d['message']}")
+        lines.append(f"  reported by {', '.join(d['targets'])}")
+        if d["rule"]:
+            state = "verified" if d["verified"] else "not verified"
+            lines.append(f"  {d['rule']}: {d['title']} ({state})")
+        for c in d["checks"]:
+            mark = "ok  " if c["ok"] else "FAIL"
+            lines.append(f"    {mark} {c['name']}" + (f": {c['detail']}" if c["detail"] else ""))
+        if d["why"]:
+            lines.append(f"  {d['why']}")
+        if d["diff"] and fix not in applied:
+            lines += ["    " + ln for ln in d["diff"].rstrip("\n").splitlines()]
+    if not report and not applied:
+        lines.append("no graph breaks")
+    return "\n".join(lines)
 
 
 def _runs(args: argparse.Namespace) -> int:
@@ -288,6 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_CLEAN
         if args.command in ("run", "trace"):
             return _runs(args)
+        if args.command == "fix":
+            return _fix(args)
         return _check(args)
     except KeyboardInterrupt:
         return EXIT_ERROR

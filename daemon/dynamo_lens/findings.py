@@ -78,6 +78,22 @@ class MarkDynamic(TypedDict):
     dim: int
 
 
+class FixData(TypedDict, total=False):
+    """A rewrite for a graph break (fixes/catalogue.py): whole lines ``start``..``end`` of
+    ``path`` replaced by ``text``; ``verified`` None when nobody ran it (``check --fixes
+    propose``), else the worker's verdict, with its checks."""
+
+    rule: str
+    title: str
+    path: str
+    start: int
+    end: int
+    text: str
+    verified: bool | None
+    checks: list[dict[str, Any]]
+    why: str
+
+
 class FindingData(TypedDict, total=False):
     """Analysis-specific facts beside the message, by the kind of finding that sets them."""
 
@@ -109,6 +125,8 @@ class FindingData(TypedDict, total=False):
     guessed_target: bool
     function_start: int
     function_digest: str
+    # graph_break, with check --fixes
+    fixes: list[FixData]
     # any kind
     guess: bool  # from a zero-config guess
     stale: bool  # its line was edited since the analysis

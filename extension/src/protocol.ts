@@ -17,6 +17,7 @@ export const SERVER_COMMANDS = {
   clearRun: 'dynamoLens.server.clearRun',
   environment: 'dynamoLens.server.environment',
   openDocs: 'dynamoLens.server.openDocs',
+  verifyFix: 'dynamoLens.server.verifyFix',
 } as const;
 
 export const STATUS_NOTIFICATION = 'dynamoLens/status';
@@ -126,6 +127,29 @@ export interface LoadTraceResult {
   skipped: number;
 }
 
+/** Sent by the "Verify, then apply" code action of a graph break (the daemon builds it). */
+export interface VerifyFixRequest {
+  uri: string;
+  line: number;
+  target: string;
+  gbType: string;
+  rule: string;
+}
+
+export interface VerifyFixCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface VerifyFixResult {
+  verified: boolean;
+  checks: VerifyFixCheck[];
+  rule: string;
+  applied: boolean;
+  cancelled?: boolean;
+}
+
 export interface RunFileRequest {
   uri?: string;
   command?: string;
@@ -194,6 +218,7 @@ export interface ServerCommands {
   clearRun: { args: []; result: { files: number } };
   environment: { args: []; result: EnvironmentInfo };
   openDocs: { args: [url: string]; result: null };
+  verifyFix: { args: [VerifyFixRequest]; result: VerifyFixResult };
 }
 
 export type ServerCommand = keyof typeof SERVER_COMMANDS & keyof ServerCommands;

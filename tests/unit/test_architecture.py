@@ -20,6 +20,7 @@ LAYERS = {
     "config": 0,
     "texts": 1,
     "static": 1,
+    "fixes": 1,
     "report": 1,
     "engine": 2,
     "runs": 3,

@@ -264,6 +264,39 @@ class Engine:
         result.duration = time.monotonic() - t0
         return result
 
+    def verify_rewrite(
+        self,
+        path: str | Path,
+        target: str,
+        rewrite: dict[str, Any],
+        site: tuple[str, int, str],
+        *,
+        cancel: CancelToken | None = None,
+        on_progress: ProgressFn | None = None,
+    ) -> dict[str, Any] | Finding:
+        """The worker's verdict (worker/verify.py) on ``rewrite`` for the break at ``site`` that
+        ``target``, a target of ``path``, reported; a Finding if the job itself died."""
+        path = Path(os.path.realpath(path))
+        config_targets = self._config_targets(path)
+        guess, skip = self._guess_policy(path.read_bytes(), config_targets)
+        self.start()
+        params = {
+            "root": str(self.root),
+            "path": str(path),
+            "config": self.config.to_dict(),
+            "config_targets": config_targets,
+            "guess": guess,
+            "guess_skip": skip,
+            "target": target,
+            "rewrite": rewrite,
+            "site": list(site),
+            "label": target,
+        }
+        try:
+            return self._job("verify", params, path, 1, target, cancel, on_progress)
+        except JobCancelled:
+            return {"verified": False, "checks": [], "cancelled": True}
+
     def _reach(self, unit: dict[str, Any], path: Path, text: str | None) -> Reach:
         upath = os.path.realpath(unit["path"])
         reach = self.reachability.of(upath, unit["attr"], text if upath == str(path) else None)

@@ -9,7 +9,7 @@ from typing import Any
 
 import dynamo_lens
 
-from ..findings import FileResult, Finding, Severity
+from ..findings import FileResult, Finding, FixData, Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {
@@ -51,6 +51,35 @@ def _location(
     }
 
 
+def _fix(fix: FixData, root: Path) -> dict[str, Any]:
+    """A SARIF fix: the whole lines replaced, from the start of the first to the start of the
+    line after the last."""
+    state = {None: "not verified", True: "verified", False: "rejected"}[fix.get("verified")]
+    shown = ", ".join(c["name"] for c in fix.get("checks", []) if c.get("ok"))
+    text = (
+        f"{fix.get('title', '')} ({state}{': ' + shown if shown and fix.get('verified') else ''})"
+    )
+    return {
+        "description": {"text": text},
+        "artifactChanges": [
+            {
+                "artifactLocation": _artifact(fix.get("path", ""), root),
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": fix.get("start", 1),
+                            "startColumn": 1,
+                            "endLine": fix.get("end", 1) + 1,
+                            "endColumn": 1,
+                        },
+                        "insertedContent": {"text": fix.get("text", "")},
+                    }
+                ],
+            }
+        ],
+    }
+
+
 def document(results: list[FileResult], root: Path) -> dict[str, Any]:
     rules: dict[str, dict[str, Any]] = {}
     out_results = []
@@ -83,6 +112,8 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
                     }
                     for i, (fr, label) in enumerate(related)
                 ]
+            if f.data.get("fixes"):
+                r["fixes"] = [_fix(x, root) for x in f.data["fixes"]]
             out_results.append(r)
     return {
         "$schema": SCHEMA,

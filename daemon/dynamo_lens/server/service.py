@@ -32,6 +32,7 @@ from .hints import Hints
 from .lastrun import LastRun
 from .queries import Queries
 from .scheduler import Job
+from .verdicts import Verdicts
 
 StatusFn = Callable[[dict[str, Any]], None]
 LogFn = Callable[[str], None]
@@ -67,6 +68,7 @@ class AnalysisService:
         self.last_run = LastRun(self.ctx)
         self.queries = Queries(self.ctx, self.last_run)
         self.analyses = Analyses(self.ctx, self.hints, on_busy=self._busy, on_error=self._failed)
+        self.verdicts = Verdicts(self.ctx)
 
     # The shared state, as the LSP edge and tests name it.
     @property

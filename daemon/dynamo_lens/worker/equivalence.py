@@ -155,6 +155,23 @@ def _eager_rng() -> Iterator[None]:
         ic.fallback_random = old
 
 
+def forward_and_grads(
+    fn: Any, call: Call, grads: bool, params_of: Any = None
+) -> tuple[Any, dict[str, torch.Tensor]]:
+    """``fn``'s outputs on ``call`` and, when ``grads``, the gradients of the sum of its floating
+    outputs (by parameter of ``params_of``, default ``fn``, and by input), left zeroed."""
+    owner = fn if params_of is None else params_of
+    ctx = contextlib.nullcontext() if grads else torch.no_grad()
+    with _eager_rng(), ctx:
+        out = fn(*call.args, **call.kwargs)
+        g: dict[str, torch.Tensor] = {}
+        if grads and (loss := _loss(out)) is not None:
+            loss.backward()
+            g = _grads(owner, call)
+        _zero(owner, call)
+    return out, g
+
+
 def run_pair(
     fn: Any, call: Call, *, backend: Any, mode: str, dynamic: bool | None, grads: bool
 ) -> tuple[Any, Any, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
@@ -163,22 +180,10 @@ def run_pair(
     if mode != "default" and backend == "inductor":
         kw["mode"] = mode
     compiled = torch.compile(fn, **kw)
-    ctx = contextlib.nullcontext() if grads else torch.no_grad()
-    with _eager_rng(), ctx:
-        torch.manual_seed(0)
-        eager_out = fn(*call.args, **call.kwargs)
-        eager_g: dict[str, torch.Tensor] = {}
-        if grads and (loss := _loss(eager_out)) is not None:
-            loss.backward()
-            eager_g = _grads(fn, call)
-        _zero(fn, call)
-        torch.manual_seed(0)
-        comp_out = compiled(*call.args, **call.kwargs)
-        comp_g: dict[str, torch.Tensor] = {}
-        if grads and (loss := _loss(comp_out)) is not None:
-            loss.backward()
-            comp_g = _grads(fn, call)
-        _zero(fn, call)
+    torch.manual_seed(0)
+    eager_out, eager_g = forward_and_grads(fn, call, grads)
+    torch.manual_seed(0)
+    comp_out, comp_g = forward_and_grads(compiled, call, grads, params_of=fn)
     return eager_out, comp_out, eager_g, comp_g
 
 

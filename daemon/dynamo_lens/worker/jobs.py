@@ -21,9 +21,10 @@ import torch
 
 from ..config import Config
 from ..findings import Finding, Frame, TargetId, TargetReport, dedupe, to_wire
+from ..fixes.catalogue import Rewrite
 from ..texts.errors import error_from_exception, safe_str
 from ..texts.locate import Workspace, frame_at
-from . import breaks, devices, equivalence, recompiles, timings
+from . import breaks, devices, equivalence, recompiles, timings, verify
 from .cancel import Cancelled
 from .usercode import (
     Target,
@@ -377,6 +378,50 @@ class _TargetRun:
         return self.report
 
 
+def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """A rewrite's verdict (verify.py). User code's failure in either version rejects it."""
+    cfg = _config(params)
+    ws = _workspace(params, cfg)
+    rewrite = Rewrite(**params["rewrite"])
+    site = params["site"]
+    _FRESH.clear()  # the shadow replaces workspace modules: the next job imports afresh
+    _restore_torch_config()
+    progress(stage="verify", target=params["label"], fraction=0.0)
+    path = Path(params["path"]).resolve()
+    want = TargetId.parse(params["target"])
+    attrs = [t.split(":", 1)[1] for t in params.get("config_targets", [])]
+    guess = bool(params.get("guess", cfg.guess_targets))
+    skip = set(params.get("guess_skip", []))
+
+    def pick(module: types.ModuleType) -> Target:
+        for unit in discover(module, path, attrs, guess, skip=skip):
+            if unit.name == want.unit:
+                for t in targets_of(unit, module):
+                    if TargetId.parse(t.name).short == want.short:
+                        return t
+        raise LookupError(f"{want} is no longer a target of {path.name}")
+
+    try:
+        verdict = verify.verify(
+            path,
+            pick,
+            rewrite,
+            (str(site[0]), int(site[1]), str(site[2])),
+            ws,
+            backend=resolve_backend(cfg.backend),
+            grads_mode=cfg.grads,
+            label=params["label"],
+        )
+    except Cancelled:
+        raise
+    except BaseException as exc:  # user code, original or rewritten: the rewrite is not shown
+        verdict = verify.Verdict(rewrite, params["label"])
+        verdict.add("runs", False, f"{type(exc).__name__}: {safe_str(exc)[:300]}")
+    finally:
+        torch._dynamo.reset()
+    return {"verified": verdict.verified, "checks": verdict.checks}
+
+
 def ping_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     return {"pong": True}
 
@@ -384,5 +429,6 @@ def ping_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
 JOBS: dict[str, Callable[[dict[str, Any], Progress], dict[str, Any]]] = {
     "discover": discover_job,
     "analyze": analyze_job,
+    "verify": verify_job,
     "ping": ping_job,
 }

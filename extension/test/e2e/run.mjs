@@ -575,6 +575,44 @@ async function scenarioTrusted(t, browser) {
       await closePanel(page);
     });
 
+    const COMMON = 'models/common.py';
+    await test(t, 'the light bulb verifies a fix and applies it; after save the squiggle is gone and the model still runs', page, async (d) => {
+      const mark = markersOf(ws, COMMON).find((m) => m.kind === 'graph_break');
+      expect(mark, `no graph_break marker in ${COMMON}`);
+      await openFile(page, COMMON);
+      const sq = await waitForSquiggles(page, [mark.line], { timeoutMs: WAIT_MS });
+      expect(sq.missing.length === 0, `no squiggle on ${COMMON}:${mark.line}`);
+      // The cursor inside the break's expression, so that the quick fix gets its diagnostic.
+      const col = fs.readFileSync(path.join(ws, COMMON), 'utf8').split('\n')[mark.line - 1].indexOf('x.mean()') + 2;
+      await goToLine(page, mark.line, col);
+      await page.keyboard.press('Control+.');
+      const rows = page.locator('.action-widget .monaco-list-row');
+      const verify = rows.filter({ hasText: 'Verify, then apply' }).first();
+      await verify.waitFor({ state: 'visible', timeout: 30000 });
+      d.offered = await rows.allTextContents();
+      await verify.click();
+      // The daemon runs both versions, then sends the edit (workspace/applyEdit) to this buffer.
+      await page.waitForFunction(
+        () => [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].some((e) => (e.textContent ?? '').includes('torch.where(')),
+        null,
+        { timeout: WAIT_MS },
+      );
+      await page.keyboard.press('Control+S');
+      const deadline = Date.now() + WAIT_MS;
+      let seen = await visibleSquiggles(page);
+      while (seen[mark.line] && Date.now() < deadline) {
+        await page.waitForTimeout(500);
+        seen = await visibleSquiggles(page);
+      }
+      d.squigglesAfter = seen;
+      expect(!seen[mark.line], `the squiggle on ${COMMON}:${mark.line} is still there after save`);
+      const saved = fs.readFileSync(path.join(ws, COMMON), 'utf8');
+      expect(saved.includes('torch.where('), 'the verified fix was not saved to the file');
+      const run = spawnSync(PYTHON, ['-c', 'from models.cnn import compile_example\nfor m, (x,) in compile_example():\n    m(x)\nprint("ran")'], { cwd: ws, encoding: 'utf8', timeout: 300000 });
+      d.run = { status: run.status, stdout: run.stdout, stderr: (run.stderr ?? '').slice(-2000) };
+      expect(run.status === 0 && run.stdout.includes('ran'), `the fixed model does not run: ${run.stderr}`);
+    });
+
     const pyproc = pythonProcesses(cs.proc.pid);
     metrics.trustedPythonProcesses = { daemons: pyproc.daemons.length, others: pyproc.others.length };
   } finally {

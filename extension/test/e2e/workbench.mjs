@@ -90,9 +90,9 @@ export async function quickPickState(page) {
   return { title: title.trim(), rows };
 }
 
-/** Go to line N (1-based) in the active editor: done when the status bar says "Ln N,". */
-export async function goToLine(page, line) {
-  const input = await openQuickInput(page, `:${line}`);
+/** Go to line N (1-based; optionally column C) in the active editor: done when the status bar says "Ln N, Col". */
+export async function goToLine(page, line, column) {
+  const input = await openQuickInput(page, column ? `:${line}:${column}` : `:${line}`);
   await input.press('Enter');
   await page.waitForFunction(
     (want) => [...document.querySelectorAll('.statusbar-item')].some((e) => new RegExp(`Ln ${want}, Col`).test(e.textContent ?? '')),

@@ -177,6 +177,41 @@ class DynamoLensServer(LanguageServer):
         params = types.LogMessageParams(type=types.MessageType.Log, message=text)
         self.on_loop(lambda: self.window_log_message(params))
 
+    def apply_edit(self, params: types.ApplyWorkspaceEditParams, timeout: float = 120.0) -> bool:
+        """workspace/applyEdit from a command thread; whether the client applied it."""
+        if self.loop is None or not self.loop.is_running():
+            return False
+        fut = asyncio.run_coroutine_threadsafe(self._apply_edit(params), self.loop)
+        try:
+            return fut.result(timeout)
+        except Exception:  # no answer, or an error answer: not applied
+            fut.cancel()
+            return False
+
+    def progress_token(self, prefix: str, timeout: float = 30.0) -> str | None:
+        """A work-done token the server made (window/workDoneProgress/create), for a command
+        that came without one; None when the client cannot show server-initiated progress."""
+        caps = self.client_capabilities.window
+        if caps is None or not caps.work_done_progress:
+            return None
+        if self.loop is None or not self.loop.is_running():
+            return None
+        self._tokens = getattr(self, "_tokens", 0) + 1
+        token = f"{prefix}-{os.getpid()}-{self._tokens}"
+
+        async def create() -> None:
+            await self.work_done_progress.create_async(token)
+
+        try:
+            asyncio.run_coroutine_threadsafe(create(), self.loop).result(timeout)
+        except Exception:  # refused or unanswered: no progress, the command still runs
+            return None
+        return token
+
+    async def _apply_edit(self, params: types.ApplyWorkspaceEditParams) -> bool:
+        answer = await self.workspace_apply_edit_async(params)
+        return bool(getattr(answer, "applied", False))
+
     def warn(self, text: str) -> None:
         params = types.ShowMessageParams(type=types.MessageType.Warning, message=text)
         self.on_loop(lambda: self.window_show_message(params))

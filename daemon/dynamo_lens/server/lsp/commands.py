@@ -24,9 +24,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from ...engine.cancel import CancelToken
 from ...runs.tracelog import printable
+from .. import verdicts
 from ..summary import benchmark_result, timing_table
 from .app import CMD, DynamoLensServer, server
-from .convert import path_to_uri, uri_to_path
+from .convert import path_to_uri, rewrite_edit, uri_to_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -192,6 +193,63 @@ def benchmark(ls: DynamoLensServer, req: BenchmarkArgs) -> dict[str, Any]:
     progress.end("done")
     ls.log_line(f"benchmark {report.target}:\n{timing_table(report)}")
     return benchmark_result(report, req.uri)
+
+
+@dataclass
+class VerifyFixArgs:
+    uri: str
+    line: int  # 1-based line of the break
+    target: str
+    gbType: str
+    rule: str
+    workDoneToken: str | int | None = None
+
+
+@server.command(CMD + "verifyFix")
+@background
+def verify_fix(ls: DynamoLensServer, req: VerifyFixArgs) -> dict[str, Any]:
+    """Runs the rewrite of the break in the worker (worker/verify.py); verified, it is applied
+    to the buffer it was proposed for, else the user is told which check failed. The rewrite is
+    the catalogue's for the saved file, never text from the wire."""
+    svc = ls.svc()
+    path = _path(req.uri)
+    text, version = ls.doc_text(req.uri)
+    found = [
+        p
+        for p in svc.verdicts.proposals(path, text, req.line, req.target, req.gbType)
+        if p.rewrite.rule == req.rule
+    ]
+    if not found:
+        raise JsonRpcInvalidParams(
+            f"no {req.rule} rewrite for line {req.line} of {os.path.basename(path)} as saved"
+        )
+    p = found[0]
+    cancel = CancelToken()
+    # A code action's command comes without a token: the server makes one to show progress.
+    progress = _Progress(ls, req.workDoneToken or ls.progress_token("verify-fix"))
+    progress.begin("Dynamo Lens: verifying a fix", p.rewrite.title, cancel.cancel)
+    try:
+        verdict = svc.verdicts.verify(p.rewrite, p.target, p.site, cancel=cancel)
+    except BaseException:
+        progress.end("failed")
+        raise
+    result: dict[str, Any] = {**verdict, "rule": req.rule, "applied": False}
+    if verdict.get("cancelled"):
+        progress.end("cancelled")
+        return result
+    if not verdict["verified"]:
+        progress.end("rejected")
+        ls.warn(f"Dynamo Lens: {p.rewrite.title}: not applied, {verdicts.failed(verdict)}")
+        return result
+    progress.end("verified")
+    now, now_version = ls.doc_text(req.uri)
+    if now != text or now_version != version:
+        ls.warn(f"Dynamo Lens: {p.rewrite.title}: verified, but the file changed: not applied")
+        return result
+    edit = rewrite_edit(req.uri, p.rewrite, version)
+    params = types.ApplyWorkspaceEditParams(edit=edit, label=p.rewrite.title)
+    result["applied"] = ls.apply_edit(params)
+    return result
 
 
 _MAX_LOG_LINES = 5000

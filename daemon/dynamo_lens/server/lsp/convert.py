@@ -8,6 +8,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ...findings import Finding, Kind, Severity, TargetReport
+from ...fixes.catalogue import Rewrite
 
 SOURCE = "dynamo-lens"
 _SEVERITY = {
@@ -79,6 +80,8 @@ def _fix_data(f: Finding) -> dict[str, object]:
         out["doc_url"] = f.doc_url
     if "mark_dynamic" in f.data:
         out["mark_dynamic"] = f.data["mark_dynamic"]
+    if "gb_type" in f.data:
+        out["gb_type"] = f.data["gb_type"]  # with kind and target: which break a fix is for
     return out
 
 
@@ -104,3 +107,15 @@ def code_lens(report: TargetReport, uri: str) -> list[types.CodeLens]:
             ),
         ),
     ]
+
+
+def rewrite_edit(uri: str, rw: Rewrite, version: int | None = None) -> types.WorkspaceEdit:
+    """A catalogue rewrite as whole lines replaced; with ``version``, only for that version of
+    the buffer (the client refuses it for any other)."""
+    start = types.Position(line=rw.start - 1, character=0)
+    end = types.Position(line=rw.end, character=0)
+    edit = types.TextEdit(range=types.Range(start=start, end=end), new_text=rw.text)
+    if version is None:
+        return types.WorkspaceEdit(changes={uri: [edit]})
+    doc = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+    return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(doc, [edit])])

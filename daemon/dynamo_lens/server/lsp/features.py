@@ -6,10 +6,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from .. import fixes
+from .. import fixes, verdicts
 from ..summary import hover_markdown
 from .app import CMD, DynamoLensServer, server
-from .convert import code_lens, path_to_uri, uri_to_path
+from .convert import code_lens, path_to_uri, rewrite_edit, uri_to_path
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -62,6 +62,8 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
                     command=command,
                 )
             )
+        if d.data.get("kind") == "graph_break":
+            actions += _rewrites(ls, uri, text, d)
         md = d.data.get("mark_dynamic")
         if isinstance(md, dict):
             action = _mark_dynamic(ls, d, md)
@@ -73,6 +75,41 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
             if edit is not None:
                 actions.append(_edit_action(uri, f"Add a compile_example for {name}", edit))
     return actions
+
+
+def _rewrites(
+    ls: DynamoLensServer, uri: str, text: str, d: types.Diagnostic
+) -> list[types.CodeAction]:
+    """The catalogue's rewrites for a break: applied as verified only with the worker's verdict
+    on these bytes; else a command that verifies (and then applies) it, or in Restricted Mode
+    the unverified text, never preferred."""
+    path = uri_to_path(uri)
+    if ls.service is None or path is None or not isinstance(d.data, dict):
+        return []
+    line = d.range.start.line + 1
+    target, gb_type = d.data.get("target"), str(d.data.get("gb_type", ""))
+    out = []
+    for p in ls.service.verdicts.proposals(path, text, line, target, gb_type):
+        rw, verdict = p.rewrite, p.verdict
+        edit = rewrite_edit(uri, rw)
+        if verdict is not None and verdict.get("verified"):
+            title = f"{rw.title} (verified: {verdicts.shown(verdict)})"
+            action = types.CodeAction(title=title, edit=edit, is_preferred=True)
+        elif verdict is not None:
+            title = f"{rw.title} (rejected: {verdicts.failed(verdict)})"
+            reason = f"Dynamo Lens ran it: {verdicts.failed(verdict)}"
+            action = types.CodeAction(title=title, disabled=types.CodeActionDisabled(reason))
+        elif not ls.service.trusted:
+            title = f"{rw.title} (not verified: Restricted Mode runs no code)"
+            action = types.CodeAction(title=title, edit=edit)
+        else:
+            args = {"uri": uri, "line": line, "target": target, "gbType": gb_type, "rule": rw.rule}
+            command = types.Command(title=rw.title, command=CMD + "verifyFix", arguments=[args])
+            action = types.CodeAction(title=f"Verify, then apply: {rw.title}", command=command)
+        action.kind = types.CodeActionKind.QuickFix
+        action.diagnostics = [d]
+        out.append(action)
+    return out
 
 
 def _edit_action(uri: str, title: str, edit: fixes.Edit) -> types.CodeAction:

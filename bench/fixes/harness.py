@@ -1,0 +1,125 @@
+"""Ground truth for bench_fixes.py, from torch alone (no Dynamo Lens code): an original file and
+its fixed copy, each imported under a name of its own, compared.
+
+    python harness.py ORIGINAL FIXED   ->  one JSON line on stdout
+
+- breaks: ``torch._dynamo.explain``'s graph-break count of each target's first call;
+- outputs: the fixed targets' eager outputs (and gradients of their parameters, where they have
+  any) against the original's, with the original's weights and the same inputs and seed,
+  bitwise (``torch.testing.assert_close(rtol=0, atol=0)``), on every declared call;
+- recompiles: frames compiled more than once over the first call, the same call again and one
+  with fresh values of the same shapes (``backend="eager"``; torch's compilation metrics).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from collections import Counter
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map
+
+
+def load(path: str, name: str) -> Any:
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def calls(mod: Any) -> list[tuple[Any, tuple[Any, ...], dict[str, Any]]]:
+    out = []
+    for name in sorted(vars(mod)):
+        if name == "compile_example" or name.startswith("compile_example_"):
+            res = getattr(mod, name)()
+            for item in res if isinstance(res, list) else [res]:
+                fn, args = item[0], item[1]
+                kwargs = item[2] if len(item) == 3 else {}
+                args = args if isinstance(args, (tuple, list)) else (args,)
+                out.append((fn, tuple(args), dict(kwargs)))
+    return out
+
+
+def clone(v: Any) -> Any:
+    return tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t, v)
+
+
+def fresh(v: Any) -> Any:
+    def one(t: Any) -> Any:
+        return torch.randn_like(t) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+
+    return tree_map(one, v)
+
+
+def breaks(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    torch._dynamo.reset()
+    return int(torch._dynamo.explain(fn)(*clone(args), **clone(kwargs)).graph_break_count)
+
+
+def run(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    torch.manual_seed(0)
+    out = fn(*clone(args), **clone(kwargs))
+    grads: dict[str, Any] = {}
+    if isinstance(fn, torch.nn.Module) and any(p.requires_grad for p in fn.parameters()):
+        leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        loss = sum(t.float().sum() for t in leaves if t.requires_grad and t.is_floating_point())
+        if isinstance(loss, torch.Tensor):
+            loss.backward()
+            grads = {n: p.grad.clone() for n, p in fn.named_parameters() if p.grad is not None}
+            fn.zero_grad(set_to_none=True)
+    return out, grads
+
+
+def recompiles(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    torch._dynamo.reset()
+    torch._dynamo.utils.clear_compilation_metrics()
+    compiled = torch.compile(fn, backend="eager")
+    with torch.no_grad():
+        for a, k in ((args, kwargs), (args, kwargs), (fresh(args), fresh(kwargs))):
+            compiled(*clone(a), **clone(k))
+    seen = Counter(
+        (m.co_filename, m.co_firstlineno, m.co_name)
+        for m in torch._dynamo.utils.get_compilation_metrics()
+    )
+    return sum(n - 1 for n in seen.values())
+
+
+def main(original: str, fixed: str) -> dict[str, Any]:
+    a, b = load(original, "bench_original"), load(fixed, "bench_fixed")
+    ca, cb = calls(a), calls(b)
+    res: dict[str, Any] = {"breaks_before": 0, "breaks_after": 0, "equal": True, "detail": ""}
+    res["recompiles_before"] = res["recompiles_after"] = 0
+    for (fa, args, kwargs), (fb, _, _) in zip(ca, cb, strict=True):
+        state = (
+            {k: v.clone() for k, v in fa.state_dict().items()}
+            if hasattr(fa, "state_dict")
+            else None
+        )
+        res["breaks_before"] += breaks(fa, args, kwargs)
+        res["breaks_after"] += breaks(fb, args, kwargs)
+        for fn in (fa, fb):
+            if state is not None:
+                fn.load_state_dict(state)
+        (oa, ga), (ob, gb) = run(fa, args, kwargs), run(fb, args, kwargs)
+        try:
+            torch.testing.assert_close(ob, oa, rtol=0, atol=0, equal_nan=True)
+            torch.testing.assert_close(gb, ga, rtol=0, atol=0, equal_nan=True)
+        except AssertionError as exc:
+            res["equal"], res["detail"] = False, str(exc).splitlines()[0]
+        for fn in (fa, fb):
+            if state is not None:
+                fn.load_state_dict(state)
+        res["recompiles_before"] += recompiles(fa, args, kwargs)
+        res["recompiles_after"] += recompiles(fb, args, kwargs)
+    return res
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1], sys.argv[2])))

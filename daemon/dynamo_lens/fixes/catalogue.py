@@ -1,0 +1,207 @@
+"""Rewrites that can remove a graph break, proposed from the break's finding and the source of
+the file it sits in. Torch-free: nothing here is offered as verified; the worker runs both
+versions and decides (worker/verify.py).
+
+Each rule matches one code pattern at the break's line, whatever torch's wording:
+
+- ``guard-output``: a ``print``, a logger call or ``warnings.warn`` as a statement runs only in
+  eager, under ``if not torch.compiler.is_compiling():``. Exact: no tensor value changes.
+- ``torch-where``: ``if <tensor condition>: x = a`` (optionally ``else: x = b``) becomes
+  ``x = torch.where(<condition>, a, x or b)``: both branches are computed and one is selected.
+  Exact in value; a rebinding that changes a tensor's kind (a buffer, a parameter) can still add
+  a recompile, which verification measures.
+
+A break outside the workspace gets no rewrite: the user's files are the only ones edited.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass
+
+from ..findings import Finding, Kind
+
+_LOGGER_METHODS = {
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "log",
+    "warning_once",
+    "info_once",
+}
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Lines ``start``..``end`` (1-based, inclusive) of ``path`` replaced by ``text``."""
+
+    rule: str
+    title: str
+    path: str
+    start: int
+    end: int
+    text: str  # whole lines, each ending in a newline
+    exact: bool  # outputs must be bitwise equal (else within the dtype's tolerance)
+
+    def apply(self, source: str) -> str:
+        lines = source.splitlines(keepends=True)
+        return "".join([*lines[: self.start - 1], self.text, *lines[self.end :]])
+
+    @property
+    def delta(self) -> int:
+        return self.text.count("\n") - (self.end - self.start + 1)
+
+    def new_line(self, old: int) -> int | None:
+        """Where original line ``old`` sits after the rewrite; None inside the replaced lines."""
+        if old < self.start:
+            return old
+        if old > self.end:
+            return old + self.delta
+        return None
+
+    def diff(self, source: str, label: str) -> str:
+        return "".join(
+            difflib.unified_diff(
+                source.splitlines(keepends=True),
+                self.apply(source).splitlines(keepends=True),
+                f"a/{label}",
+                f"b/{label}",
+            )
+        )
+
+
+def _imports_torch(tree: ast.Module) -> bool:
+    return any(
+        isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None for a in n.names)
+        for n in tree.body
+    )
+
+
+def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost statement that starts on ``line``."""
+    best: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or node.lineno != line:
+            continue
+        if best is None or node.col_offset >= best.col_offset:
+            best = node
+    return best
+
+
+def _is_output_call(node: ast.stmt) -> bool:
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    func = node.value.func
+    if isinstance(func, ast.Name):
+        return func.id == "print"
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "warnings":
+            return func.attr == "warn"
+        return func.attr in _LOGGER_METHODS
+    return False
+
+
+def _lines(source: str, node: ast.stmt) -> list[str]:
+    lines = source.splitlines(keepends=True)
+    return lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
+
+
+def _guard_output(source: str, node: ast.stmt, path: str) -> Rewrite | None:
+    if not _is_output_call(node):
+        return None
+    body = _lines(source, node)
+    first = body[0]
+    indent = first[: len(first) - len(first.lstrip())]
+    last = body[-1].rstrip("\r\n")
+    if node.col_offset != len(indent) or node.end_col_offset != len(last.split("#")[0].rstrip()):
+        return None  # the statement shares a line with another (``a; print(x)``)
+    text = f"{indent}if not torch.compiler.is_compiling():\n" + "".join(
+        ("    " + ln if ln.strip() else ln) for ln in body
+    )
+    return Rewrite(
+        "guard-output",
+        "Run the output call only in eager (torch.compiler.is_compiling())",
+        path,
+        node.lineno,
+        node.end_lineno or node.lineno,
+        text,
+        exact=True,
+    )
+
+
+def _single_assign(body: list[ast.stmt]) -> tuple[str, ast.expr] | None:
+    if len(body) != 1:
+        return None
+    s = body[0]
+    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+        return s.targets[0].id, s.value
+    return None
+
+
+def _torch_where(source: str, node: ast.stmt, path: str) -> Rewrite | None:
+    if not isinstance(node, ast.If):
+        return None
+    then = _single_assign(node.body)
+    if then is None:
+        return None
+    name, value = then
+    if node.orelse:
+        other = _single_assign(node.orelse)
+        if other is None or other[0] != name:
+            return None
+        alt = ast.get_source_segment(source, other[1])
+    else:
+        alt = name
+    cond = ast.get_source_segment(source, node.test)
+    val = ast.get_source_segment(source, value)
+    if cond is None or val is None or alt is None or "\n" in cond + val + alt:
+        return None
+    first = _lines(source, node)[0]
+    indent = first[: len(first) - len(first.lstrip())]
+    end = node.end_lineno or node.lineno
+    # A comment on the ``if`` line stays with the new line.
+    after = first.rstrip("\r\n")[node.test.end_col_offset or 0 :]
+    comment = "  " + after[after.index("#") :] if "#" in after else ""
+    text = f"{indent}{name} = torch.where({cond}, {val}, {alt}){comment}\n"
+    return Rewrite(
+        "torch-where",
+        "Select with torch.where instead of branching on a tensor",
+        path,
+        node.lineno,
+        end,
+        text,
+        exact=True,
+    )
+
+
+RULES = (_guard_output, _torch_where)
+
+
+def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
+    """The rewrites the catalogue has for ``finding`` in ``source`` (its file's text)."""
+    if finding.kind != Kind.GRAPH_BREAK or not in_workspace:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    if not _imports_torch(tree):
+        return []
+    node = _statement_at(tree, finding.line)
+    if node is None:
+        return []
+    out = []
+    for rule in RULES:
+        rw = rule(source, node, finding.path)
+        if rw is not None:
+            try:
+                ast.parse(rw.apply(source))
+            except SyntaxError:
+                continue  # never offer an edit that breaks the file
+            out.append(rw)
+    return out

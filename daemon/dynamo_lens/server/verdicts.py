@@ -1,0 +1,121 @@
+"""Rewrites for the breaks the editor shows, and the worker's verdicts on them, kept by content:
+a verdict holds for the bytes of the file it edits and of the target's file it was shown on,
+and for nothing else. Knows nothing of LSP."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engine.cancel import CancelToken
+from ..engine.source import content_hash
+from ..findings import Finding, Kind, Severity, TargetId
+from ..fixes.catalogue import Rewrite, propose
+from .context import Context
+
+_MAX = 256  # verdicts kept; the oldest go first
+
+
+@dataclass
+class Proposal:
+    rewrite: Rewrite
+    target: str  # the target that reported the break (a TargetId string)
+    site: tuple[str, int, str]  # path, line, gb_type of the break
+    verdict: dict[str, Any] | None  # the worker's, for these bytes; None: not verified yet
+
+
+def _key(rw: Rewrite, target: str, target_path: str) -> tuple[Any, ...] | None:
+    try:
+        edited = content_hash(Path(rw.path).read_bytes())
+        of_target = content_hash(Path(target_path).read_bytes())
+    except OSError:
+        return None
+    return (dataclasses.astuple(rw), target, edited, of_target)
+
+
+class Verdicts:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._lock = threading.Lock()
+        self._known: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def target_path(self, target: str) -> str:
+        return str(self.ctx.root / TargetId.parse(target).file)
+
+    def proposals(
+        self, path: str, text: str, line: int, target: str | None, gb_type: str
+    ) -> list[Proposal]:
+        """The catalogue's rewrites for a break at ``line`` of ``path`` whose buffer is ``text``;
+        none when the buffer is not what is on disk (a verdict is about the saved file)."""
+        if not target or not self.ctx.workspace.contains(path):
+            return []
+        try:
+            if Path(path).read_text(encoding="utf-8") != text:
+                return []
+        except (OSError, UnicodeDecodeError):
+            return []
+        f = Finding(Kind.GRAPH_BREAK, Severity.WARNING, path, line, 0, line, 0, "", target=target)
+        out = []
+        for rw in propose(f, text, in_workspace=True):
+            key = _key(rw, target, self.target_path(target))
+            with self._lock:
+                known = self._known.get(key) if key is not None else None
+            out.append(Proposal(rw, target, (path, line, gb_type), known))
+        return out
+
+    def verify(
+        self,
+        rewrite: Rewrite,
+        target: str,
+        site: tuple[str, int, str],
+        *,
+        cancel: CancelToken,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """The worker's verdict: ``{"verified", "checks"}`` (``cancelled`` when cancelled)."""
+        engine = self.ctx.engine
+        if not self.ctx.trusted or engine is None:
+            raise PermissionError("verifying a fix runs user code: trust the workspace first")
+        if not self.ctx.workspace.contains(rewrite.path):
+            raise PermissionError(f"not a workspace file: {rewrite.path}")
+        key = _key(rewrite, target, self.target_path(target))
+        out = engine.verify_rewrite(
+            self.target_path(target),
+            target,
+            dataclasses.asdict(rewrite),
+            site,
+            cancel=cancel,
+            on_progress=on_progress,
+        )
+        if cancel.cancelled:
+            return {"verified": False, "checks": [], "cancelled": True}
+        if isinstance(out, Finding):
+            verdict = {
+                "verified": False,
+                "checks": [{"name": "runs", "ok": False, "detail": out.message}],
+            }
+        else:
+            verdict = {"verified": bool(out.get("verified")), "checks": out.get("checks", [])}
+        # Kept only if the files did not change while it ran.
+        if key is not None and key == _key(rewrite, target, self.target_path(target)):
+            with self._lock:
+                self._known[key] = verdict
+                while len(self._known) > _MAX:
+                    self._known.pop(next(iter(self._known)))
+        return verdict
+
+
+def shown(verdict: dict[str, Any]) -> str:
+    """What a verified verdict showed, for a title: "break gone, outputs equal, ..."."""
+    return ", ".join(str(c["name"]) for c in verdict.get("checks", []) if c.get("ok"))
+
+
+def failed(verdict: dict[str, Any]) -> str:
+    for c in verdict.get("checks", []):
+        if not c.get("ok"):
+            return f"{c['name']} failed" + (f": {c['detail']}" if c.get("detail") else "")
+    return ""

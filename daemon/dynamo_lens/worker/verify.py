@@ -1,0 +1,189 @@
+"""Is a rewrite a fix, in the user's own setting? Both versions of the target run here, the
+original from the file and the rewrite from a shadow of it (shadow.py), and a rewrite is
+verified only when torch shows all of these:
+
+- ``break gone``: the break it was for no longer happens;
+- ``no new break``: every break left was there before, at its moved line;
+- ``outputs equal``: the rewritten target's eager outputs (and gradients, where it trains) equal
+  the original's, with the original's weights and inputs and the same seed: bitwise for an exact
+  rewrite, else within the dtype's tolerance;
+- ``compiled equal``: the compiled rewrite agrees with the original in eager, within tolerance;
+- ``no new recompile``: over the same calls (the first again, one with fresh values, each
+  declared variant), torch recompiles no frame more often than it did for the original.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import types
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_map
+
+from ..findings import Finding, Kind
+from ..fixes.catalogue import Rewrite
+from ..texts.locate import Workspace
+from . import torchcompat
+from .breaks import find_breaks
+from .equivalence import compare, forward_and_grads, trains
+from .shadow import import_shadowed, shadowed
+from .usercode import Call, Target, import_file, purge_workspace_modules
+
+
+@dataclass
+class Verdict:
+    rewrite: Rewrite
+    target: str
+    verified: bool = False
+    checks: list[dict[str, Any]] = field(default_factory=list)  # name, ok, detail
+
+    def add(self, name: str, ok: bool, detail: str = "") -> bool:
+        self.checks.append({"name": name, "ok": ok, "detail": detail})
+        return ok
+
+
+def _clone(call: Call) -> Call:
+    def c(v: Any) -> Any:
+        return (
+            v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
+        )
+
+    return Call(tree_map(c, call.args), tree_map(c, call.kwargs))
+
+
+def _same_shape_fresh(call: Call) -> Call:
+    """The same call with new random values of the same shapes and dtypes."""
+
+    def fresh(v: Any) -> Any:
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            return torch.randn_like(v).requires_grad_(v.requires_grad)
+        return v
+
+    return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
+
+
+def _state(fn: Any) -> dict[str, Any] | None:
+    return copy.deepcopy(fn.state_dict()) if isinstance(fn, torch.nn.Module) else None
+
+
+def _load(fn: Any, state: dict[str, Any] | None) -> None:
+    if state is not None and isinstance(fn, torch.nn.Module):
+        fn.load_state_dict(state)
+
+
+def _break_keys(findings: list[Finding]) -> Counter[tuple[str, int, str]]:
+    return Counter(
+        (os.path.realpath(f.path), f.line, str(f.data.get("gb_type", "")))
+        for f in findings
+        if f.kind == Kind.GRAPH_BREAK
+    )
+
+
+def _recompiles(fn: Any, calls: list[Call], backend: Any) -> int:
+    """Frames torch compiled again over ``calls`` (its compilation metrics, by code object)."""
+    torch._dynamo.reset()
+    torchcompat.clear_compilation_metrics()
+    compiled = torch.compile(fn, backend=backend)
+    for call in calls:
+        c = _clone(call)
+        with torch.no_grad():
+            compiled(*c.args, **c.kwargs)
+    seen = Counter(
+        (str(m.get("co_filename")), str(m.get("co_firstlineno")), str(m.get("co_name")))
+        for m in torchcompat.compilation_metrics()
+    )
+    torch._dynamo.reset()
+    return sum(n - 1 for n in seen.values())
+
+
+def verify(
+    path: Path,
+    pick: Callable[[types.ModuleType], Target],
+    rewrite: Rewrite,
+    site: tuple[str, int, str],
+    ws: Workspace,
+    *,
+    backend: Any,
+    grads_mode: str,
+    label: str,
+) -> Verdict:
+    """The verdict on ``rewrite`` for the break at ``site`` (path, line, gb_type) that a target
+    of ``path`` reported; ``pick`` finds that target in a module made from ``path``."""
+    v = Verdict(rewrite, label)
+    edited = Path(rewrite.path)
+    source = edited.read_text(encoding="utf-8")
+    purge_workspace_modules(ws)
+    original = pick(import_file(path, ws))
+    state = _state(original.fn)
+    calls = list(original.calls)
+    grads = trains(original.fn, grads_mode)
+    rtol_atol = {"rtol": 0.0, "atol": 0.0} if rewrite.exact else {"rtol": None, "atol": None}
+
+    eager0 = []
+    for call in calls:
+        _load(original.fn, state)
+        torch.manual_seed(0)
+        eager0.append(forward_and_grads(original.fn, _clone(call), grads))
+    before = find_breaks(original.fn, _clone(calls[0]), ws, label).findings
+    series = [calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:]]
+    _load(original.fn, state)
+    recompiles0 = _recompiles(original.fn, series, backend)
+
+    with shadowed(edited, rewrite.apply(source), ws):
+        fixed = pick(import_shadowed(path, edited, ws))
+        _load(fixed.fn, state)
+        after = find_breaks(fixed.fn, _clone(calls[0]), ws, label).findings
+        gone = not any(
+            os.path.realpath(f.path) == os.path.realpath(site[0])
+            and rewrite.start <= f.line < rewrite.start + rewrite.text.count("\n")
+            and str(f.data.get("gb_type", "")) == site[2]
+            for f in after
+        )
+        if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
+            return v
+        moved: Counter[tuple[str, int, str]] = Counter()
+        for (p, line, gb), n in _break_keys(before).items():
+            here = p == os.path.realpath(edited)
+            new = rewrite.new_line(line) if here else line
+            if new is not None:
+                moved[(p, new, gb)] += n
+        extra = _break_keys(after) - moved
+        detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(extra)[:3])
+        if not v.add("no new break", not extra, detail):
+            return v
+        diffs = []
+        for call, (out0, g0) in zip(calls, eager0, strict=True):
+            _load(fixed.fn, state)
+            torch.manual_seed(0)
+            out1, g1 = forward_and_grads(fixed.fn, _clone(call), grads)
+            diffs += compare(out1, out0, grad=False, label="output", **rtol_atol)
+            if grads:
+                diffs += compare(g1, g0, grad=True, label="grad", **rtol_atol)
+        how = "bitwise" if rewrite.exact else "within the dtype's tolerance"
+        first = f"{diffs[0].where}: {diffs[0].detail}" if diffs else how
+        if not v.add("outputs equal", not diffs, first):
+            return v
+        _load(fixed.fn, state)
+        torch._dynamo.reset()
+        compiled = torch.compile(fixed.fn, backend=backend)
+        torch.manual_seed(0)
+        out_c, g_c = forward_and_grads(compiled, _clone(calls[0]), grads, params_of=fixed.fn)
+        diffs = compare(out_c, eager0[0][0], rtol=None, atol=None, grad=False, label="output")
+        if grads:
+            diffs += compare(g_c, eager0[0][1], rtol=None, atol=None, grad=True, label="grad")
+        first = f"{diffs[0].where}: {diffs[0].detail}" if diffs else ""
+        if not v.add("compiled equal", not diffs, first):
+            return v
+        _load(fixed.fn, state)
+        recompiles1 = _recompiles(fixed.fn, series, backend)
+        detail = f"{recompiles1} recompile(s) over {len(series)} calls, original {recompiles0}"
+        if not v.add("no new recompile", recompiles1 <= recompiles0, detail):
+            return v
+    v.verified = True
+    return v

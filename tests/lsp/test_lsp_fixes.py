@@ -1,0 +1,117 @@
+"""Verified fixes through a real LSP client (issue 18): the light bulb of a graph break offers
+"Verify, then apply"; the daemon runs the rewrite in the worker and sends it back as an edit of
+the buffer's version; once verified, the action is the preferred fix and says what was shown;
+applied and saved, the break is gone."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsp_helpers import FIXTURES, change_and_save, copy_workspace, lines, open_doc, start, until
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+WS = copy_workspace(FIXTURES / "fixes")
+REL = "branchy.py"
+
+
+def _line(marker: str) -> int:
+    text = (WS / REL).read_text()
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if f"# here: {marker}" in ln)
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
+)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    lsp_client.edits = []  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)
+    def _apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> Any:
+        # This client declines: the test applies the verified action's own edit itself.
+        lsp_client.edits.append(params)  # type: ignore[attr-defined]
+        return types.ApplyWorkspaceEditResult(applied=False)
+
+    await start(lsp_client, WS, settings={"checks": ["breaks"], "backend": "eager"})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _actions(client: LanguageClient, uri: str, line: int) -> list[types.CodeAction]:
+    diags = [d for d in client.diagnostics[uri] if d.range.start.line == line - 1]
+    assert diags, f"no diagnostic at line {line}"
+    got = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diags[0].range,
+            context=types.CodeActionContext(diagnostics=diags),
+        )
+    )
+    return [_action(a) for a in got or []]
+
+
+def _action(a: types.Command | types.CodeAction) -> types.CodeAction:
+    """lsprotocol's client side reads a CodeAction that carries a command as a Command whose
+    ``command`` is the action's command printed as a dict (VS Code reads it right)."""
+    if isinstance(a, types.CodeAction):
+        return a
+    cmd = ast.literal_eval(a.command) if a.command.startswith("{") else {"command": a.command}
+    inner = types.Command(
+        title=cmd.get("title", a.title), command=cmd["command"], arguments=cmd.get("arguments")
+    )
+    return types.CodeAction(title=a.title, command=inner)
+
+
+def _apply(text: str, edit: types.TextEdit) -> str:
+    rows = text.splitlines(keepends=True)
+    start, end = edit.range.start.line, edit.range.end.line
+    return "".join([*rows[:start], edit.new_text, *rows[end:]])
+
+
+@pytest.mark.asyncio
+async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClient) -> None:
+    uri = open_doc(client, WS, REL)
+    printed, branch = _line("print"), _line("branch")
+    await until(lambda: {printed, branch} <= set(lines(client, uri)), 240, client)
+
+    (verify,) = [
+        a for a in await _actions(client, uri, printed) if a.command and "Verify" in a.title
+    ]
+    assert verify.title.startswith("Verify, then apply: Run the output call only in eager")
+    assert verify.command is not None and not verify.is_preferred
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command=verify.command.command, arguments=verify.command.arguments
+        )
+    )
+    assert result["verified"] and not result["applied"], result
+    assert [c["name"] for c in result["checks"] if c["ok"]] == [
+        "break gone",
+        "no new break",
+        "outputs equal",
+        "compiled equal",
+        "no new recompile",
+    ]
+    # The command came without a token: the daemon made one, and showed the verification on it.
+    titles = [v.title for vs in client.progress_reports.values() for v in vs if hasattr(v, "title")]
+    assert "Dynamo Lens: verifying a fix" in titles
+    (sent,) = client.edits  # type: ignore[attr-defined]
+    (doc_edit,) = sent.edit.document_changes
+    assert doc_edit.text_document.version == 1  # for the buffer it was proposed on
+
+    (preferred,) = [a for a in await _actions(client, uri, printed) if a.is_preferred]
+    assert preferred.title == (
+        "Run the output call only in eager (torch.compiler.is_compiling()) (verified: break "
+        "gone, no new break, outputs equal, compiled equal, no new recompile)"
+    )
+    assert preferred.edit is not None and preferred.edit.changes is not None
+    (edit,) = preferred.edit.changes[uri]
+    text = _apply((WS / REL).read_text(), edit)
+    (WS / REL).write_text(text)
+    change_and_save(client, uri, text, 2)
+    await until(lambda: printed not in lines(client, uri) and branch in lines(client, uri), 240)

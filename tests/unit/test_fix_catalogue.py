@@ -1,0 +1,92 @@
+"""The catalogue of rewrites (fixes/catalogue.py), without torch: what each rule proposes, that
+every proposal is valid Python, how lines move, and what is refused."""
+
+from __future__ import annotations
+
+import ast
+
+from dynamo_lens.findings import Finding, Kind, Severity
+from dynamo_lens.fixes.catalogue import Rewrite, propose
+
+SRC = """import logging
+import warnings
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def f(x):
+    h = x + 1
+    if h.sum() > 0:  # keep me
+        h = h * 2
+    else:
+        h = h - 1
+    print("h", h.shape)
+    logger.warning("big %s",
+                   h.shape)
+    warnings.warn("careful")
+    a = 1; print(a)
+    if h.mean() > 0:
+        h = h * 3
+        h = h + 1
+    return h
+"""
+
+
+def _break(line: int, kind: Kind = Kind.GRAPH_BREAK) -> Finding:
+    return Finding(kind, Severity.WARNING, "/ws/m.py", line, 0, line, 1, "m")
+
+
+def _line(text: str) -> int:
+    return next(i for i, ln in enumerate(SRC.splitlines(), 1) if text in ln)
+
+
+def test_a_branch_assigning_one_name_becomes_torch_where_keeping_its_comment() -> None:
+    (rw,) = propose(_break(_line("if h.sum()")), SRC, in_workspace=True)
+    assert rw.rule == "torch-where" and rw.exact
+    assert rw.text == "    h = torch.where(h.sum() > 0, h * 2, h - 1)  # keep me\n"
+    assert (rw.start, rw.end) == (_line("if h.sum()"), _line("h = h - 1"))
+    ast.parse(rw.apply(SRC))
+
+
+def test_output_calls_are_guarded_by_is_compiling_whole_statements_included() -> None:
+    for text, lines in (("print(", 1), ("logger.warning", 2), ("warnings.warn", 1)):
+        (rw,) = propose(_break(_line(text)), SRC, in_workspace=True)
+        assert rw.rule == "guard-output"
+        assert rw.text.splitlines()[0] == "    if not torch.compiler.is_compiling():"
+        assert (rw.start, rw.end) == (_line(text), _line(text) + lines - 1)
+        new = rw.apply(SRC)
+        ast.parse(new)
+        assert new.count("is_compiling") == 1
+
+
+def test_lines_move_by_what_the_rewrite_adds() -> None:
+    (rw,) = propose(_break(_line("print(")), SRC, in_workspace=True)
+    assert rw.delta == 1
+    assert rw.new_line(rw.start - 1) == rw.start - 1
+    assert rw.new_line(rw.start) is None
+    assert rw.new_line(rw.end + 1) == rw.end + 2
+    (where,) = propose(_break(_line("if h.sum()")), SRC, in_workspace=True)
+    assert where.delta == -3 and where.new_line(where.end + 1) == where.start + 1
+
+
+def test_nothing_is_proposed_where_the_pattern_does_not_hold() -> None:
+    assert propose(_break(_line("a = 1; print(a)")), SRC, in_workspace=True) == []
+    assert propose(_break(_line("if h.mean()")), SRC, in_workspace=True) == []  # two statements
+    assert propose(_break(_line("h = x + 1")), SRC, in_workspace=True) == []
+
+
+def test_refused_outside_the_workspace_for_other_kinds_and_without_import_torch() -> None:
+    line = _line("print(")
+    assert propose(_break(line), SRC, in_workspace=False) == []
+    assert propose(_break(line, Kind.RECOMPILE), SRC, in_workspace=True) == []
+    assert propose(_break(line), SRC.replace("import torch\n", ""), in_workspace=True) == []
+    assert propose(_break(line), "def broken(:\n", in_workspace=True) == []
+
+
+def test_a_diff_names_the_file_and_shows_both_sides() -> None:
+    rw = Rewrite("guard-output", "t", "/ws/m.py", 2, 2, "    if c:\n        y()\n", exact=True)
+    diff = rw.diff("a\n    y()\nb\n", "m.py")
+    assert diff.startswith("--- a/m.py\n+++ b/m.py\n")
+    assert "-    y()\n+    if c:\n+        y()\n" in diff

@@ -1,0 +1,193 @@
+"""Verified fixes (issue 18): a rewrite is offered as verified only when torch shows the break
+gone, no break and no recompile added, and the rewritten code's outputs and gradients equal the
+original's; ``fix --apply`` writes only those, and never a file outside the workspace."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, REPO, check_json, markers, run_cli
+from dynamo_lens.config import load
+from dynamo_lens.engine.analysis import Engine
+from dynamo_lens.fixes.catalogue import Rewrite
+
+FIXES = FIXTURES / "fixes"
+NOISY_LIB = """import torch
+
+
+def noisy(x: torch.Tensor) -> torch.Tensor:
+    print("library says hi")  # breaks the graph, in a file outside the workspace
+    return torch.tanh(x)
+"""
+
+
+def here(ws: Path, script: str, what: str) -> int:
+    (line,) = markers(ws / script, f"# here: {what}")
+    return line
+
+
+@pytest.fixture()
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(FIXES, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "noisy_lib.py").write_text(NOISY_LIB)
+    return root
+
+
+def _fix(ws: Path, *args: str) -> dict[str, object]:
+    rc, out, err = run_cli("fix", *args, "--format", "json", cwd=ws)
+    assert rc == 0, err
+    doc: dict[str, object] = json.loads(out)
+    return doc
+
+
+def _breaks(ws: Path, script: str) -> list[tuple[str, int]]:
+    _, doc, _ = check_json(script, "--checks", "breaks", cwd=ws)
+    return [
+        (Path(f["path"]).name, f["line"]) for f in doc["findings"] if f["kind"] == "graph_break"
+    ]
+
+
+def test_each_break_of_the_fixture_gets_a_verified_rewrite(ws: Path) -> None:
+    doc = _fix(ws, "branchy.py")
+    fixes = {f["line"]: f for f in doc["fixes"]}  # type: ignore[union-attr]
+    branch, printed = here(ws, "branchy.py", "branch"), here(ws, "branchy.py", "print")
+    assert set(fixes) == {branch, printed}
+    assert fixes[branch]["rule"] == "torch-where" and fixes[branch]["verified"]
+    assert fixes[printed]["rule"] == "guard-output" and fixes[printed]["verified"]
+    names = [c["name"] for c in fixes[branch]["checks"]]
+    assert names == [
+        "break gone",
+        "no new break",
+        "outputs equal",
+        "compiled equal",
+        "no new recompile",
+    ]
+    assert all(c["ok"] for c in fixes[branch]["checks"])
+    assert "+        h = torch.where(h.sum() > 0, h * 2, h)" in fixes[branch]["diff"]
+    # Nothing was written without --apply.
+    assert (ws / "branchy.py").read_text() == (FIXES / "branchy.py").read_text()
+
+
+def test_apply_writes_the_verified_rewrites_and_torch_then_finds_no_break(ws: Path) -> None:
+    assert len(_breaks(ws, "branchy.py")) == 2
+    doc = _fix(ws, "branchy.py", "--apply")
+    assert len(doc["applied"]) == 2  # type: ignore[arg-type]
+    assert _breaks(ws, "branchy.py") == []
+    # The rewritten file still runs, and computes what the original computed.
+    probe = (
+        "import importlib.util, sys, torch\n"
+        "def load(p, n):\n"
+        "    s = importlib.util.spec_from_file_location(n, p)\n"
+        "    m = importlib.util.module_from_spec(s); s.loader.exec_module(m); return m\n"
+        "a, b = load(sys.argv[1], 'a'), load(sys.argv[2], 'b')\n"
+        "ma, (x,) = a.compile_example(); mb, _ = b.compile_example()\n"
+        "mb.load_state_dict(ma.state_dict())\n"
+        "for s in (x, -x, x * 3):\n"
+        "    torch.testing.assert_close(mb(s), ma(s), rtol=0, atol=0)\n"
+        "print('same')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(FIXES / "branchy.py"), str(ws / "branchy.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and "same" in done.stdout, done.stderr
+
+
+def _verdict(ws: Path, rewrite: Rewrite, line: int) -> list[dict[str, object]]:
+    cfg, _ = load(ws, {"checks": ["breaks"]})
+    with Engine(ws, cfg) as engine:
+        out = engine.verify_rewrite(
+            ws / "branchy.py",
+            "branchy.py::compile_example",
+            dataclasses.asdict(rewrite),
+            (str(ws / "branchy.py"), line, "Data-dependent branching"),
+        )
+    assert isinstance(out, dict), out
+    assert out["verified"] is False
+    checks: list[dict[str, object]] = out["checks"]
+    return checks
+
+
+def test_a_rewrite_that_changes_the_outputs_is_rejected(ws: Path) -> None:
+    line = here(ws, "branchy.py", "branch")
+    swapped = Rewrite(  # the branches the wrong way round: no break, other values
+        "torch-where",
+        "swapped",
+        str(ws / "branchy.py"),
+        line,
+        line + 1,
+        "        h = torch.where(h.sum() > 0, h, h * 2)\n",
+        exact=True,
+    )
+    checks = _verdict(ws, swapped, line)
+    assert [c["name"] for c in checks if c["ok"]] == ["break gone", "no new break"]
+    assert checks[-1]["name"] == "outputs equal" and "max abs error" in str(checks[-1]["detail"])
+
+
+def test_a_rewrite_that_adds_a_recompile_is_rejected(ws: Path) -> None:
+    line = here(ws, "branchy.py", "branch")
+    counting = Rewrite(  # equal values (x 1), but a guard on a list that grows every call
+        "torch-where",
+        "counting",
+        str(ws / "branchy.py"),
+        line,
+        line + 1,
+        "        _CALLS.append(1)\n"
+        "        h = torch.where(h.sum() > 0, h * 2, h) * (len(_CALLS) ** 0)\n",
+        exact=True,
+    )
+    checks = _verdict(ws, counting, line)
+    assert all(c["ok"] for c in checks[:-1]), checks
+    assert checks[-1]["name"] == "no new recompile" and not checks[-1]["ok"]
+
+
+def test_a_break_inside_a_library_edits_nothing_outside_the_workspace(ws: Path) -> None:
+    lib = ws.parent / "lib" / "noisy_lib.py"
+    doc = _fix(ws, "libcall.py", "--apply")
+    (fix,) = doc["fixes"]  # type: ignore[misc]
+    assert fix["line"] == here(ws, "libcall.py", "library") and not fix["verified"]
+    assert "library" in fix["why"] and doc["applied"] == []
+    assert lib.read_text() == NOISY_LIB
+    assert (ws / "libcall.py").read_text() == (FIXES / "libcall.py").read_text()
+
+
+def test_fix_reports_a_missing_file_as_an_error() -> None:
+    rc, _, err = run_cli("fix", "no_such_file.py", cwd=REPO)
+    assert rc == 2 and "no such file" in err
+
+
+def test_check_carries_fixes_in_json_and_sarif(ws: Path) -> None:
+    _, doc, _ = check_json("branchy.py", "--checks", "breaks", "--fixes", "propose", cwd=ws)
+    proposed = {f["line"]: f["data"]["fixes"] for f in doc["findings"] if f["data"].get("fixes")}
+    assert set(proposed) == {here(ws, "branchy.py", "branch"), here(ws, "branchy.py", "print")}
+    assert all(x["verified"] is None for fixes in proposed.values() for x in fixes)
+    rc, out, err = run_cli(
+        "check",
+        "branchy.py",
+        "--checks",
+        "breaks",
+        "--fixes",
+        "verify",
+        "--format",
+        "sarif",
+        cwd=ws,
+    )
+    assert rc == 1, err
+    results = json.loads(out)["runs"][0]["results"]
+    fixes = [x for r in results for x in r.get("fixes", [])]
+    assert len(fixes) == 2 and all(
+        "(verified: break gone" in x["description"]["text"] for x in fixes
+    )
+    (change,) = fixes[0]["artifactChanges"]
+    assert change["artifactLocation"] == {"uri": "branchy.py", "uriBaseId": "%SRCROOT%"}
+    assert change["replacements"][0]["deletedRegion"]["startColumn"] == 1
