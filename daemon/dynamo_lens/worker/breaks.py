@@ -7,6 +7,7 @@ structured trace's graph-break artifacts (the ``Unsupported`` exception with ``g
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -244,6 +245,40 @@ def to_finding(site: Site, target: str) -> Finding:
     )
 
 
+def _loop_lines(path: str) -> set[int]:
+    """The lines of ``path`` inside a ``for`` or ``while`` body ({} when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return set()
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            for stmt in node.body:
+                out.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return out
+
+
+def with_silent_loop_skips(sites: list[Site], metrics: list[dict[str, Any]], ws: Workspace) -> None:
+    """A break in a loop makes torch skip the whole frame. torch 2.9+ logs it (GB7000); torch
+    2.8 only leaves its trace in the compilation metrics: the frame's compile made no graph and
+    failed nothing, and no resume function of it was compiled. A break there, inside a loop,
+    is that fallback."""
+    names = [str(m.get("co_name") or "") for m in metrics]
+    for m in metrics:
+        name, path = str(m.get("co_name") or ""), str(m.get("co_filename") or "")
+        if m.get("fail_type") or m.get("graph_op_count") is not None or not ws.contains(path):
+            continue
+        if any(n.startswith(f"torch_dynamo_resume_in_{name}_at_") for n in names):
+            continue
+        here = [s for s in sites if s.at.path == path and s.at.name == name]
+        loops = _loop_lines(path) if here else set()
+        for s in here:
+            if s.parsed.fallback is None and s.at.line in loops:
+                s.parsed.fallback = "loop"
+
+
 def with_skipped_frames(
     sites: list[Site], metrics: list[dict[str, Any]], ws: Workspace
 ) -> list[Site]:
@@ -283,6 +318,7 @@ def find_breaks(
         out = torch._dynamo.explain(fn)(*call.args, **call.kwargs)
     metrics = torchcompat.compilation_metrics()
     sites = with_skipped_frames(collect_sites(out, cap, ws, anchor), metrics, ws)
+    with_silent_loop_skips(sites, metrics, ws)
     findings = [to_finding(s, target) for s in sites]
     findings.sort(key=lambda f: (f.path, f.line, f.column))
     cost = compiletime.by_function(metrics, ws)
