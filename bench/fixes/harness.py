@@ -3,7 +3,9 @@ its fixed copy, each imported under a name of its own, compared.
 
     python harness.py ORIGINAL FIXED   ->  one JSON line on stdout
 
-- breaks: ``torch._dynamo.explain``'s graph-break count of each target's first call;
+- breaks: the distinct sites ("in user code at FILE:LINE") of torch's ``graph_breaks`` log
+  while ``torch._dynamo.explain`` runs each target's first call (explain's own count misses a
+  break before which nothing was traced, e.g. a ``warnings.warn`` first in ``forward``);
 - outputs: the fixed targets' eager outputs (and gradients of their parameters, where they have
   any) against the original's, with the original's weights and the same inputs and seed,
   bitwise (``torch.testing.assert_close(rtol=0, atol=0)``), on every declared call;
@@ -15,12 +17,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
+import re
 import sys
 from collections import Counter
 from typing import Any
 
 import torch
+import torch._dynamo  # its loggers exist from here: listen() attaches to them
 from torch.utils._pytree import tree_flatten, tree_map
 
 
@@ -52,15 +57,39 @@ def clone(v: Any) -> Any:
 
 
 def fresh(v: Any) -> Any:
+    torch.manual_seed(1)  # the same fresh values for the original and the fixed file
     def one(t: Any) -> Any:
         return torch.randn_like(t) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
 
     return tree_map(one, v)
 
 
+class _Sites(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sites: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        m = re.search(r"in user code at (\S+:\d+)", record.getMessage())
+        if m:
+            self.sites.add(m.group(1))
+
+
+_SITES = _Sites()
+
+
+def listen() -> None:
+    torch._logging.set_logs(graph_breaks=True)
+    for name, lg in list(logging.root.manager.loggerDict.items()):
+        if name.endswith("__graph_breaks") and isinstance(lg, logging.Logger):
+            lg.addHandler(_SITES)
+
+
 def breaks(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     torch._dynamo.reset()
-    return int(torch._dynamo.explain(fn)(*clone(args), **clone(kwargs)).graph_break_count)
+    _SITES.sites.clear()
+    torch._dynamo.explain(fn)(*clone(args), **clone(kwargs))
+    return len(_SITES.sites)
 
 
 def run(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -92,6 +121,7 @@ def recompiles(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
 
 
 def main(original: str, fixed: str) -> dict[str, Any]:
+    listen()
     a, b = load(original, "bench_original"), load(fixed, "bench_fixed")
     ca, cb = calls(a), calls(b)
     res: dict[str, Any] = {"breaks_before": 0, "breaks_after": 0, "equal": True, "detail": ""}
