@@ -216,8 +216,13 @@ def _load(client: RawClient, uri: str, paths: list[Path], outcome: Outcome) -> N
     ids = [client.start_command("loadTrace", str(p)) for p in paths]
     done = threading.Event()
 
+    # One deadline for the whole set: loads wait their turn (one trace read at a time, in no
+    # fixed order), so the last answered may come long after its request on a loaded machine.
+    deadline = time.monotonic() + 900
+
     def wait() -> None:
-        outcome.answered = all(client.response(i, 300) is not None for i in ids)
+        left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
+        outcome.answered = all(client.response(i, left()) is not None for i in ids)
         done.set()
 
     threading.Thread(target=wait, daemon=True).start()
@@ -227,7 +232,7 @@ def _load(client: RawClient, uri: str, paths: list[Path], outcome: Outcome) -> N
             break
         outcome.hovers.append(time.monotonic() - t0)
         time.sleep(0.02)
-    done.wait(300)
+    done.wait(max(0.0, deadline - time.monotonic()))
 
 
 def run() -> dict[str, object]:
