@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .config import ALL_CHECKS, load
+from .config import ALL_CHECKS, Config, load
 from .engine.analysis import Engine
 from .engine.source import iter_python_files
 from .findings import FileResult, Severity
@@ -147,6 +147,19 @@ def _doctor(as_json: bool) -> int:
     return EXIT_CLEAN
 
 
+def _settings(root: Path, overrides: dict[str, Any], paths: Sequence[Path]) -> Config | None:
+    """The workspace's settings with the command line's on top, problems said on stderr; None
+    (after saying so) when a path given does not exist."""
+    cfg, problems = load(root, overrides)
+    for prob in problems:
+        print(f"dynamo-lens: {prob}", file=sys.stderr)
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return None
+    return cfg
+
+
 def _unwritable(path: Path) -> str | None:
     if path.is_dir():
         return "it is a folder"
@@ -172,12 +185,8 @@ def _check(args: argparse.Namespace) -> int:
         overrides["timeout"] = args.timeout
     if args.backend:
         overrides["backend"] = args.backend
-    cfg, problems = load(root, overrides)
-    for prob in problems:
-        print(f"dynamo-lens: {prob}", file=sys.stderr)
-    missing = [str(p) for p in args.paths if not p.exists()]
-    if missing:
-        print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+    cfg = _settings(root, overrides, args.paths)
+    if cfg is None:
         return EXIT_ERROR
     if args.output is not None and (problem := _unwritable(args.output)):
         # Checked before the run: a long analysis must not end in a traceback and lose it all.
@@ -232,12 +241,8 @@ def _fix(args: argparse.Namespace) -> int:
         overrides["backend"] = args.backend
     if args.timeout is not None:
         overrides["timeout"] = args.timeout
-    cfg, problems = load(root, overrides)
-    for prob in problems:
-        print(f"dynamo-lens: {prob}", file=sys.stderr)
-    missing = [str(p) for p in args.paths if not p.exists()]
-    if missing:
-        print(f"dynamo-lens: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+    cfg = _settings(root, overrides, args.paths)
+    if cfg is None:
         return EXIT_ERROR
     log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None
     report: list[Fix] = []
