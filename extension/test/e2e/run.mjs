@@ -712,6 +712,8 @@ async function scenarioUntrusted(t, browser) {
         const trace = path.join(dir, 'trace');
         const made = spawnSync(PYTHON, [path.join(ws, 'train_run.py')], { cwd: ws, env: { ...process.env, TORCH_TRACE: trace }, timeout: 120000 });
         expect(made.status === 0, `recording the trace failed: ${String(made.stderr)}`);
+        d.traceFiles = fs.existsSync(trace) ? fs.readdirSync(trace) : [];
+        expect(d.traceFiles.length > 0, `the run wrote no trace into ${trace}`);
         // A marker the workspace would write if any of its code ran from here on.
         fs.writeFileSync(path.join(ws, 'train_run.py'), `${TRAIN_SCRIPT}open(${JSON.stringify(path.join(dir, 'RAN'))}, "w").write("ran")\n`);
         await runCommand(page, 'Dynamo Lens: Load Torch Trace…');

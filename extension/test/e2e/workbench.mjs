@@ -254,18 +254,42 @@ export async function paletteRows(page, text) {
 
 /** Answers VS Code's own (simple, quick-input) open dialog with a path. */
 export async function answerOpenDialog(page, target, { timeoutMs = 20000 } = {}) {
-  const input = page.locator(`${quickInput} .quick-input-box input`);
+  const sel = `${quickInput} .quick-input-box input`;
+  const input = page.locator(sel);
   await input.waitFor({ state: 'visible', timeout: timeoutMs });
-  // The dialog fills in its starting folder once it has read it: type after that, not before.
-  await page.waitForFunction((sel) => (document.querySelector(sel)?.value ?? '') !== '', `${quickInput} .quick-input-box input`, { timeout: timeoutMs });
-  await input.fill(target);
-  await page.waitForFunction(({ sel, t }) => document.querySelector(sel)?.value === t, { sel: `${quickInput} .quick-input-box input`, t: target }, { timeout: timeoutMs });
+  // The dialog lists its starting folder asynchronously and, when that listing lands, writes the
+  // folder's path into the box, over anything typed before. So type only once the listing is there.
+  await page.waitForFunction(
+    ({ s, w }) => (document.querySelector(s)?.value ?? '') !== '' && document.querySelectorAll(`${w} .monaco-list-row`).length > 0,
+    { s: sel, w: quickInput },
+    { timeout: timeoutMs },
+  );
+  // Then type the path, and press Enter only once the dialog has followed it: the box still holds
+  // it and the list shows the folder that holds it (else Enter accepts the folder listed before,
+  // whatever the box says). Typing again covers a late rewrite of the box.
+  const base = target.replace(/\/+$/, '').split('/').pop();
+  const deadline = Date.now() + timeoutMs;
+  let followed = false;
+  while (!followed && Date.now() < deadline) {
+    if ((await input.inputValue().catch(() => '')) !== target) await input.fill(target);
+    followed = await page
+      .waitForFunction(
+        ({ s, w, t, b }) => {
+          if (document.querySelector(s)?.value !== t) return false;
+          return [...document.querySelectorAll(`${w} .monaco-list-row`)].some((r) => (r.textContent ?? '').trim() === b);
+        },
+        { s: sel, w: quickInput, t: target, b: base },
+        { timeout: 3000 },
+      )
+      .then(() => true)
+      .catch(() => false);
+  }
+  if (!followed) throw new Error(`the Open dialog did not follow the typed path ${target}: box "${await input.inputValue().catch(() => '')}"`);
   await input.press('Enter');
   // Enter on a folder may first navigate into it (the value becomes "folder/"); Enter again
   // accepts it. Done when the dialog closes.
-  const deadline = Date.now() + timeoutMs;
   let again = false;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline + timeoutMs) {
     if (!(await page.locator(quickInput).isVisible())) return;
     const value = await input.inputValue().catch(() => '');
     if (!again && value.endsWith('/') && value.replace(/\/+$/, '') === target.replace(/\/+$/, '')) {
@@ -274,4 +298,5 @@ export async function answerOpenDialog(page, target, { timeoutMs = 20000 } = {})
     }
     await page.waitForTimeout(200);
   }
+  throw new Error(`the Open dialog did not close after accepting ${target}`);
 }
