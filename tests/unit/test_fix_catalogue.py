@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from dynamo_lens.findings import Finding, Kind, Severity
+from dynamo_lens.findings import Finding, Frame, Kind, Severity
 from dynamo_lens.fixes.catalogue import Rewrite, propose
 
 SRC = """import logging
@@ -90,3 +90,47 @@ def test_a_diff_names_the_file_and_shows_both_sides() -> None:
     diff = rw.diff("a\n    y()\nb\n", "m.py")
     assert diff.startswith("--- a/m.py\n+++ b/m.py\n")
     assert "-    y()\n+    if c:\n+        y()\n" in diff
+
+
+LIB_USER = '''"""Calls a library that logs."""
+
+import sys
+
+sys.path.insert(0, "lib")
+
+import torch
+from transformers import GPT2LMHeadModel
+
+
+def compile_example():
+    return GPT2LMHeadModel, ()
+'''
+
+
+def _library_break(code: str) -> Finding:
+    f = _break(12)
+    f.data["library"] = "transformers/modeling_utils.py:4778"
+    f.stack = [
+        Frame("/ws/m.py", 12, "compile_example"),
+        Frame("/site-packages/transformers/modeling_utils.py", 4778, "loss", code=code),
+    ]
+    return f
+
+
+def test_a_library_logger_break_gets_the_setting_after_the_users_imports() -> None:
+    (rw,) = propose(_library_break("logger.warning_once("), LIB_USER, in_workspace=True)
+    assert rw.rule == "ignore-logger" and rw.exact
+    after = rw.apply(LIB_USER)
+    ast.parse(after)
+    lines = after.splitlines()
+    at = lines.index("from transformers import GPT2LMHeadModel")
+    assert lines[at + 1] == "import logging"  # the file did not import it
+    assert (
+        lines[at + 4]
+        == "torch._dynamo.config.ignore_logger_methods.add(logging.Logger.warning_once)"
+    )
+    # The break's own line moves down by what was inserted above it.
+    assert rw.new_line(12) == 12 + rw.delta and rw.delta == 4
+    # Only where the library's line is a logger call, and not twice.
+    assert propose(_library_break("return torch.nonzero(x)"), LIB_USER, in_workspace=True) == []
+    assert propose(_library_break("logger.warning_once("), after, in_workspace=True) == []

@@ -18,11 +18,22 @@ from dynamo_lens.engine.analysis import Engine
 from dynamo_lens.fixes.catalogue import Rewrite
 
 FIXES = FIXTURES / "fixes"
-NOISY_LIB = """import torch
+NOISY_LIB = """import logging
+
+import torch
+
+logger = logging.getLogger("noisy_lib")
 
 
 def noisy(x: torch.Tensor) -> torch.Tensor:
     print("library says hi")  # breaks the graph, in a file outside the workspace
+    return torch.tanh(x)
+
+
+def chatty(x: torch.Tensor) -> torch.Tensor:
+    logger.warning(
+        "library logs %s", "hi"
+    )  # breaks the graph, in a file outside the workspace
     return torch.tanh(x)
 """
 
@@ -159,6 +170,29 @@ def test_a_break_inside_a_library_edits_nothing_outside_the_workspace(ws: Path) 
     assert "library" in fix["why"] and doc["applied"] == []
     assert lib.read_text() == NOISY_LIB
     assert (ws / "libcall.py").read_text() == (FIXES / "libcall.py").read_text()
+
+
+def test_a_break_in_a_library_logger_is_fixed_by_a_setting_in_the_users_file(ws: Path) -> None:
+    lib = ws.parent / "lib" / "noisy_lib.py"
+    before = (ws / "liblog.py").read_text()
+    line = here(ws, "liblog.py", "library logger")
+    doc = _fix(ws, "liblog.py", "--apply")
+    assert doc["fixes"] == []  # with --apply: what was not applied
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["line"] == line, fix
+    assert fix["verified"] and fix["rule"] == "ignore-logger", fix
+    assert [c["name"] for c in fix["checks"] if c["ok"]] == [
+        "break gone",
+        "no new break",
+        "outputs equal",
+        "compiled equal",
+        "no new recompile",
+    ]
+    assert lib.read_text() == NOISY_LIB  # the library is not edited
+    after = (ws / "liblog.py").read_text()
+    assert after != before and "ignore_logger_methods.add(logging.Logger.warning)" in after
+    # Torch itself, in a fresh process, then finds no break in the fixed file.
+    assert _breaks(ws, "liblog.py") == []
 
 
 def test_fix_reports_a_missing_file_as_an_error() -> None:

@@ -6,11 +6,12 @@ workspace (``ws``); ``realcode_guess`` is a workspace that declares nothing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, check_json, run_cli
 from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
 from dynamo_lens.findings import Finding, Kind, Severity
@@ -192,3 +193,23 @@ def test_a_transformers_training_step_reports_torchs_library_break(tmp_path: Pat
     (f,) = breaks
     assert f.line == 10 and "in transformers/modeling_utils.py:" in f.message
     assert any("modeling_gpt2.py" in fr.path for fr in f.stack)
+
+
+def test_the_transformers_logger_break_gets_a_verified_setting_in_the_users_file(
+    tmp_path: Path,
+) -> None:
+    """Issue 18: a break inside transformers (``logger.warning_once``) is fixed on the user's
+    side, verified by torch, and transformers' files are left as they were."""
+    pytest.importorskip("transformers")
+    (tmp_path / "example.py").write_text(GPT2_EXAMPLE)
+    (tmp_path / "pyproject.toml").write_text('[tool.dynamo-lens]\nbackend = "eager"\n')
+    rc, out, err = run_cli("fix", "example.py", "--apply", "--format", "json", cwd=tmp_path)
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["fixes"] == [], doc  # with --apply: what was not applied
+    (fix,) = doc["applied"]
+    assert fix["rule"] == "ignore-logger" and fix["verified"], fix
+    fixed = (tmp_path / "example.py").read_text()
+    assert "ignore_logger_methods.add(logging.Logger.warning_once)" in fixed
+    _, after, _ = check_json("example.py", "--checks", "breaks", cwd=tmp_path)
+    assert [f for f in after["findings"] if f["kind"] == "graph_break"] == []

@@ -11,6 +11,12 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   Exact in value; a rebinding that changes a tensor's kind (a buffer, a parameter) can still add
   a recompile, which verification measures.
 
+- ``ignore-logger``: a break torch reports inside a library's logger call (transformers'
+  ``logger.warning_once``) gets, in the user's file, the documented escape hatch after its
+  imports: ``torch._dynamo.config.ignore_logger_methods.add(logging.Logger.<method>)``. Torch
+  then drops those calls while compiling. Exact: no tensor value changes. A torch without the
+  setting fails verification, so the rewrite is not offered there.
+
 A break outside the workspace gets no rewrite: the user's files are the only ones edited.
 """
 
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from dataclasses import dataclass
 
 from ..findings import Finding, Kind
@@ -181,6 +188,61 @@ def _torch_where(source: str, node: ast.stmt, path: str) -> Rewrite | None:
 
 RULES = (_guard_output, _torch_where)
 
+# The library's source line where torch broke: ``<name>.<method>(`` (a call may span lines).
+_LOGGER_CALL = re.compile(r"^\s*[A-Za-z_][\w.]*\.(\w+)\(")
+
+
+def _ignore_logger(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
+    if "library" not in finding.data or not finding.stack:
+        return None
+    m = _LOGGER_CALL.match(finding.stack[-1].code)
+    if m is None or m.group(1) not in _LOGGER_METHODS:
+        return None
+    method = f"logging.Logger.{m.group(1)}"
+    setting = f"torch._dynamo.config.ignore_logger_methods.add({method})"
+    if setting in source:
+        return None  # already there: torch still breaks, so this is not the fix
+    head = _header_imports(tree)
+    if not head:
+        return None
+    last = head[-1].end_lineno or head[-1].lineno
+    line = source.splitlines(keepends=True)[last - 1]
+    if not line.endswith("\n"):
+        line += "\n"
+    has_logging = any(
+        isinstance(n, ast.Import) and any(a.name == "logging" and a.asname is None for a in n.names)
+        for n in head
+    )
+    text = (
+        line
+        + ("" if has_logging else "import logging\n")
+        + f"\n# torch drops {method} calls while compiling, instead of breaking the graph\n"
+        + setting
+        + "\n"
+    )
+    return Rewrite(
+        "ignore-logger",
+        f"Let torch drop {method} calls while compiling (ignore_logger_methods)",
+        finding.path,
+        last,
+        last,
+        text,
+        exact=True,
+    )
+
+
+def _header_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The module-level imports before its first function or class (a ``sys.path`` line may
+    sit between them): the setting goes after the last, where torch and the library are
+    imported."""
+    out: list[ast.Import | ast.ImportFrom] = []
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.append(n)
+    return out
+
 
 def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
     """The rewrites the catalogue has for ``finding`` in ``source`` (its file's text)."""
@@ -193,11 +255,10 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
     if not _imports_torch(tree):
         return []
     node = _statement_at(tree, finding.line)
-    if node is None:
-        return []
+    found = [rule(source, node, finding.path) for rule in RULES] if node is not None else []
+    found.append(_ignore_logger(finding, source, tree))
     out = []
-    for rule in RULES:
-        rw = rule(source, node, finding.path)
+    for rw in found:
         if rw is not None:
             try:
                 ast.parse(rw.apply(source))

@@ -24,7 +24,7 @@ from ..findings import Finding, Frame, TargetId, TargetReport, dedupe, to_wire
 from ..fixes.catalogue import Rewrite
 from ..texts.errors import error_from_exception, safe_str
 from ..texts.locate import Workspace, frame_at
-from . import breaks, devices, equivalence, recompiles, timings, verify
+from . import breaks, devices, equivalence, recompiles, settings, timings, verify
 from .cancel import Cancelled
 from .usercode import (
     Target,
@@ -37,27 +37,6 @@ from .usercode import (
 )
 
 Progress = Callable[..., None]
-
-
-def _config_modules() -> list[Any]:
-    import torch._inductor.config as inductor_config
-
-    return [torch._dynamo.config, inductor_config]
-
-
-# Taken before any user code runs: each file starts from torch's own settings, so a file that
-# sets `torch._dynamo.config.*` at import affects its own analysis and no other file's.
-_PRISTINE = [(m, m.save_config()) for m in _config_modules()]
-
-
-def _restore_torch_config() -> None:
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # load_config re-sets deprecated keys, which warn
-        for module, saved in _PRISTINE:
-            if module.save_config() != saved:  # saving is ~20x cheaper than loading
-                module.load_config(saved)
 
 
 def environment(cfg: Config | None = None) -> dict[str, Any]:
@@ -121,7 +100,7 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     ws = _workspace(params, cfg)
     path = Path(params["path"]).resolve()
     _FRESH.clear()  # discovery always imports afresh
-    _restore_torch_config()
+    settings.restore(settings.PRISTINE)
     try:
         module = _fresh_import(path, ws, str(params.get("hash", "")))
     except Cancelled:
@@ -389,7 +368,7 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     rewrite = Rewrite(**params["rewrite"])
     site = params["site"]
     _FRESH.clear()  # the shadow replaces workspace modules: the next job imports afresh
-    _restore_torch_config()
+    settings.restore(settings.PRISTINE)
     progress(stage="verify", target=params["label"], fraction=0.0)
     path = Path(params["path"]).resolve()
     want = TargetId.parse(params["target"])

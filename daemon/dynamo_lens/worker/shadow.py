@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..texts.locate import Workspace
+from . import settings
 from .usercode import import_file, module_name_for, package_path, purge_workspace_modules
 
 
@@ -50,9 +51,10 @@ class _ShadowFinder(importlib.abc.MetaPathFinder):
 @contextlib.contextmanager
 def shadowed(edited: Path, text: str, ws: Workspace) -> Iterator[None]:
     """While open, importing the workspace gives ``edited`` the module ``text`` makes. The
-    workspace's modules are forgotten on entry and on exit: nothing imported from the shadow
-    outlives it."""
+    workspace's modules are forgotten on entry and on exit, and torch's settings put back as
+    they were: nothing the shadow did at import outlives it."""
     path = os.path.realpath(edited)
+    saved = settings.save()
     finder = _ShadowFinder(path, text)
     old_lines = linecache.cache.get(path)
     purge_workspace_modules(ws)
@@ -64,6 +66,7 @@ def shadowed(edited: Path, text: str, ws: Workspace) -> Iterator[None]:
     finally:
         sys.meta_path.remove(finder)
         purge_workspace_modules(ws)
+        settings.restore(saved)
         if old_lines is None:
             linecache.cache.pop(path, None)
         else:
