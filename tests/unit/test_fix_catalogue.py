@@ -134,3 +134,13 @@ def test_a_library_logger_break_gets_the_setting_after_the_users_imports() -> No
     # Only where the library's line is a logger call, and not twice.
     assert propose(_library_break("return torch.nonzero(x)"), LIB_USER, in_workspace=True) == []
     assert propose(_library_break("logger.warning_once("), after, in_workspace=True) == []
+
+
+def test_a_library_frame_without_source_text_is_read_from_its_file(tmp_path) -> None:
+    # torch 2.8 names the library's line but gives no text for it.
+    lib = tmp_path / "lib.py"
+    lib.write_text("import logging\n\n\ndef f(x):\n    logging.getLogger().warning('hi')\n")
+    f = _library_break("")
+    f.stack[-1] = Frame(str(lib), 5, "f")
+    (rw,) = propose(f, LIB_USER, in_workspace=True)
+    assert "logging.Logger.warning)" in rw.text

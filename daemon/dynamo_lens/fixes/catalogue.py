@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import linecache
 import re
 from dataclasses import dataclass
 
@@ -189,13 +190,15 @@ def _torch_where(source: str, node: ast.stmt, path: str) -> Rewrite | None:
 RULES = (_guard_output, _torch_where)
 
 # The library's source line where torch broke: ``<name>.<method>(`` (a call may span lines).
-_LOGGER_CALL = re.compile(r"^\s*[A-Za-z_][\w.]*\.(\w+)\(")
+_LOGGER_CALL = re.compile(r"^\s*[A-Za-z_][\w.()]*\.(\w+)\(")
 
 
 def _ignore_logger(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
     if "library" not in finding.data or not finding.stack:
         return None
-    m = _LOGGER_CALL.match(finding.stack[-1].code)
+    origin = finding.stack[-1]
+    # torch 2.8 gives library frames no source text: read the line (reading, never writing).
+    m = _LOGGER_CALL.match(origin.code or linecache.getline(origin.path, origin.line))
     if m is None or m.group(1) not in _LOGGER_METHODS:
         return None
     method = f"logging.Logger.{m.group(1)}"
