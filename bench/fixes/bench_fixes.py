@@ -1,11 +1,14 @@
-"""Verified fixes on the static corpus: breaks removed (counted by torch), outputs kept,
+"""Verified fixes on a corpus: breaks removed (counted by torch), outputs kept,
 recompiles added, files edited outside the workspace, and the time to a verified fix against
 one breaks check of the file.
 
-    .venv/bin/python bench/fixes/bench_fixes.py [--out bench/fixes/RESULTS.md] [--only NAME]
+    .venv/bin/python bench/fixes/bench_fixes.py [--corpus static|transformers] [--out FILE]
+        [--only NAME]
 
-Per file of bench/static/corpus (65 modules, each with a ``compile_example``; the clean ones
-too, where nothing may be offered), in a workspace of its own under one temporary root:
+Per file of the corpus, in a workspace of its own under one temporary root: bench/static/corpus
+(65 modules, each with a ``compile_example``; the clean ones too, where nothing may be
+offered; RESULTS.md), or the transformers models of hf_models.py, built from small configs
+from the installed package (RESULTS-transformers.md):
 
 1. a warm engine (``backend="eager"``) checks the file for breaks, twice; the second is timed;
 2. ``fixes_for`` proposes and verifies a rewrite per break: timed (the editor's "Verify, then
@@ -14,7 +17,8 @@ too, where nothing may be offered), in a workspace of its own under one temporar
 4. harness.py, torch alone in a fresh process, compares the original file with the fixed one:
    breaks before and after (``explain``), outputs and gradients (bitwise), recompiles.
 
-Every file outside the workspaces is hashed before and after: an edit there is counted.
+Every file outside the workspaces (the corpus, and the installed transformers package) is hashed
+before and after: an edit there is counted.
 """
 
 from __future__ import annotations
@@ -42,6 +46,10 @@ from dynamo_lens.engine.analysis import Engine  # noqa: E402
 from dynamo_lens.engine.fixing import apply_verified, fixes_for  # noqa: E402
 
 CORPUS = REPO / "bench" / "static" / "corpus"
+TITLES = {
+    "static": "static corpus (bench/static/corpus)",
+    "transformers": "transformers models (small configs, hf_models.py)",
+}
 PYPROJECT = '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
 
 
@@ -53,18 +61,37 @@ def _hashes(root: Path) -> dict[str, str]:
     }
 
 
-def run(only: str | None) -> dict[str, Any]:
+def _corpus(name: str, tmp: Path) -> Path:
+    """The folder of the corpus's files: bench/static's, or the transformers models written
+    from hf_models.py into ``tmp``."""
+    if name == "static":
+        return CORPUS
+    import hf_models
+
+    out = tmp / "hf"
+    out.mkdir()
+    for file, text in hf_models.sources().items():
+        (out / file).write_text(text)
+    return out
+
+
+def run(only: str | None, corpus_name: str = "static") -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="dl-bench-fixes-"))
     root, originals = tmp / "ws", tmp / "originals"
     root.mkdir()
     originals.mkdir()
     (root / "pyproject.toml").write_text(PYPROJECT)
-    files = sorted(p for p in CORPUS.glob("*.py") if only is None or p.stem == only)
+    corpus = _corpus(corpus_name, tmp)
+    files = sorted(p for p in corpus.glob("*.py") if only is None or p.stem == only)
     for p in files:
         (root / p.stem).mkdir()
         shutil.copy(p, root / p.stem / p.name)
         shutil.copy(p, originals / p.name)
-    outside = _hashes(originals) | _hashes(CORPUS)
+    # The installed packages too: a fix of a library's break must edit none of its files.
+    libraries = [Path(m.__file__).parent for m in _libraries()]
+    outside = _hashes(originals) | _hashes(corpus)
+    for lib in libraries:
+        outside |= _hashes(lib)
     cfg, _ = load(root, {"checks": ["breaks"]})
     rows = []
     t0 = time.monotonic()
@@ -104,13 +131,26 @@ def run(only: str | None) -> dict[str, Any]:
                 row["harness_error"] = (truth.stderr.strip().splitlines() or ["?"])[-1]
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
-    edited_outside = sum(1 for k, v in _hashes(originals).items() if outside.get(k) != v)
-    edited_outside += sum(1 for k, v in _hashes(CORPUS).items() if outside.get(k) != v)
+    after = _hashes(originals) | _hashes(corpus)
+    for lib in libraries:
+        after |= _hashes(lib)
+    edited_outside = sum(1 for k, v in after.items() if outside.get(k) != v)
     shutil.rmtree(tmp, ignore_errors=True)
     return {"rows": rows, "edited_outside": edited_outside, "seconds": time.monotonic() - t0}
 
 
-def markdown(res: dict[str, Any], cmd: str) -> str:
+def _libraries() -> list[Any]:
+    out = []
+    try:
+        import transformers
+
+        out.append(transformers)
+    except ImportError:
+        pass
+    return out
+
+
+def markdown(res: dict[str, Any], cmd: str, corpus_name: str = "static") -> str:
     import torch  # only for the version line
 
     rows = res["rows"]
@@ -130,7 +170,7 @@ def markdown(res: dict[str, Any], cmd: str) -> str:
     removed = 100.0 * removed_n / before if before else 0.0
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     out = [
-        "# Verified fixes on the static corpus",
+        f"# Verified fixes on the {TITLES[corpus_name]}",
         "",
         f"Generated by `{cmd}` on {now}; {res['seconds']:.0f} s.",
         f"Machine: {platform.platform()}, {machine()}. Python {platform.python_version()}, "
@@ -187,12 +227,18 @@ def markdown(res: dict[str, Any], cmd: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    ap.add_argument("--corpus", choices=sorted(TITLES), default="static")
+    ap.add_argument("--out", default=None)
     ap.add_argument("--only", default=None)
     args = ap.parse_args()
-    res = run(args.only)
-    cmd = "bench/fixes/bench_fixes.py" + (f" --only {args.only}" if args.only else "")
-    text = markdown(res, cmd)
+    if args.out is None:
+        name = "RESULTS.md" if args.corpus == "static" else f"RESULTS-{args.corpus}.md"
+        args.out = str(HERE / name)
+    res = run(args.only, args.corpus)
+    cmd = f"bench/fixes/bench_fixes.py --corpus {args.corpus}" + (
+        f" --only {args.only}" if args.only else ""
+    )
+    text = markdown(res, cmd, args.corpus)
     Path(args.out).write_text(text)
     print(text)
 

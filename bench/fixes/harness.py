@@ -58,6 +58,7 @@ def clone(v: Any) -> Any:
 
 def fresh(v: Any) -> Any:
     torch.manual_seed(1)  # the same fresh values for the original and the fixed file
+
     def one(t: Any) -> Any:
         return torch.randn_like(t) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
 
@@ -120,10 +121,33 @@ def recompiles(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     return sum(n - 1 for n in seen.values())
 
 
+class Settings:
+    """torch's compiler settings as a file's import left them: a fix may be a setting
+    (``torch._dynamo.config.capture_scalar_outputs = True``), and each file is measured in its
+    own."""
+
+    def __init__(self) -> None:
+        self.saved = torch._dynamo.config.save_config()
+
+    def __enter__(self) -> None:
+        torch._dynamo.config.load_config(self.saved)
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
 def main(original: str, fixed: str) -> dict[str, Any]:
     listen()
-    a, b = load(original, "bench_original"), load(fixed, "bench_fixed")
-    ca, cb = calls(a), calls(b)
+    pristine = Settings()
+    a = load(original, "bench_original")
+    sa = Settings()
+    with pristine:
+        b = load(fixed, "bench_fixed")
+    sb = Settings()
+    with sa:
+        ca = calls(a)
+    with sb:
+        cb = calls(b)
     res: dict[str, Any] = {"breaks_before": 0, "breaks_after": 0, "equal": True, "detail": ""}
     res["recompiles_before"] = res["recompiles_after"] = 0
     for (fa, args, kwargs), (fb, _, _) in zip(ca, cb, strict=True):
@@ -132,8 +156,10 @@ def main(original: str, fixed: str) -> dict[str, Any]:
             if hasattr(fa, "state_dict")
             else None
         )
-        res["breaks_before"] += breaks(fa, args, kwargs)
-        res["breaks_after"] += breaks(fb, args, kwargs)
+        with sa:
+            res["breaks_before"] += breaks(fa, args, kwargs)
+        with sb:
+            res["breaks_after"] += breaks(fb, args, kwargs)
         for fn in (fa, fb):
             if state is not None:
                 fn.load_state_dict(state)
@@ -146,8 +172,10 @@ def main(original: str, fixed: str) -> dict[str, Any]:
         for fn in (fa, fb):
             if state is not None:
                 fn.load_state_dict(state)
-        res["recompiles_before"] += recompiles(fa, args, kwargs)
-        res["recompiles_after"] += recompiles(fb, args, kwargs)
+        with sa:
+            res["recompiles_before"] += recompiles(fa, args, kwargs)
+        with sb:
+            res["recompiles_after"] += recompiles(fb, args, kwargs)
     return res
 
 

@@ -144,3 +144,19 @@ def test_a_library_frame_without_source_text_is_read_from_its_file(tmp_path) -> 
     f.stack[-1] = Frame(str(lib), 5, "f")
     (rw,) = propose(f, LIB_USER, in_workspace=True)
     assert "logging.Logger.warning)" in rw.text
+
+
+def test_the_setting_torchs_hint_names_is_proposed_after_the_imports() -> None:
+    f = _break(12)
+    f.hints = [
+        "Use `torch._dynamo.config.capture_scalar_outputs = True` to capture the value",
+    ]
+    (rw,) = propose(f, LIB_USER, in_workspace=True)
+    assert rw.rule == "capture-setting" and rw.exact
+    after = rw.apply(LIB_USER)
+    ast.parse(after)
+    assert "torch._dynamo.config.capture_scalar_outputs = True\n" in after
+    assert "import logging" not in after  # only the logger setting needs it
+    # Not where torch's hint names no such setting, and not twice.
+    assert propose(_break(12), LIB_USER, in_workspace=True) == []
+    assert propose(f, after, in_workspace=True) == []

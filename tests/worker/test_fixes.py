@@ -195,6 +195,27 @@ def test_a_break_in_a_library_logger_is_fixed_by_a_setting_in_the_users_file(ws:
     assert _breaks(ws, "liblog.py") == []
 
 
+def test_the_setting_torchs_hint_names_removes_an_item_break(ws: Path) -> None:
+    line = here(ws, "item_scale.py", "scale")
+    doc = _fix(ws, "item_scale.py", "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["line"] == line and fix["rule"] == "capture-setting" and fix["verified"], fix
+    assert "capture_scalar_outputs = True" in (ws / "item_scale.py").read_text()
+    assert _breaks(ws, "item_scale.py") == []
+
+
+def test_a_module_wide_setting_that_breaks_another_target_is_rejected(ws: Path) -> None:
+    scale, branch = here(ws, "item_mixed.py", "scale"), here(ws, "item_mixed.py", "if")
+    doc = _fix(ws, "item_mixed.py", "--apply")
+    fixes = {f["line"]: f for f in doc["fixes"]}  # type: ignore[union-attr]
+    assert set(fixes) == {scale, branch} and doc["applied"] == []
+    # The first break's target alone would pass; the other target of the file breaks again.
+    for f in fixes.values():
+        assert f["rule"] == "capture-setting" and not f["verified"], f
+        assert "compile_example_branches: no new break failed" in f["why"], f["why"]
+    assert (ws / "item_mixed.py").read_text() == (FIXES / "item_mixed.py").read_text()
+
+
 def test_fix_reports_a_missing_file_as_an_error() -> None:
     rc, _, err = run_cli("fix", "no_such_file.py", cwd=REPO)
     assert rc == 2 and "no such file" in err

@@ -1,5 +1,6 @@
 """Fixes for the breaks of an analysed file: the catalogue's rewrites (fixes/catalogue.py), each
-verified by the worker against every target that reported the break."""
+verified by the worker against every target that reported the break (every target of the file,
+for a module-wide setting)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def fixes_for(
     engine: Engine, result: FileResult, *, cancel: CancelToken | None = None
 ) -> list[Fix]:
     """A :class:`Fix` per break in ``result``; rewrites are verified one at a time, each
-    against every target that reported its break, and the first that passes is kept."""
+    against every target that reported its break (every target of the file for a module-wide
+    setting), and the first that passes is kept."""
     out = []
     for fix in _breaks(result):
         f = fix.finding
@@ -71,9 +73,10 @@ def fixes_for(
             )
         elif not rewrites:
             fix.why = "no rewrite in the catalogue matches this code"
+        every = [r.target for r in result.reports]
         for rw in rewrites:
             fix.rewrite, fix.checks, fix.why = rw, [], ""
-            for target in fix.targets:
+            for target in every if rw.module_wide else fix.targets:
                 verdict = engine.verify_rewrite(
                     result.path, target, dataclasses.asdict(rw), fix.site, cancel=cancel
                 )

@@ -17,6 +17,13 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   then drops those calls while compiling. Exact: no tensor value changes. A torch without the
   setting fails verification, so the rewrite is not offered there.
 
+- ``capture-setting``: where torch's own hint for the break names ``capture_scalar_outputs``
+  or ``capture_dynamic_output_shape_ops`` (``.item()``, ``.tolist()``, ``nonzero``-like ops,
+  in the user's code or a library's), that setting after the file's imports. Module-wide, as
+  torch offers it: ``torch._dynamo.config.patch`` as a decorator is itself a graph break
+  (GB0142). Whatever the value then flows into (a Python ``if``) may break again: verification
+  decides.
+
 A break outside the workspace gets no rewrite: the user's files are the only ones edited.
 """
 
@@ -44,6 +51,9 @@ _LOGGER_METHODS = {
 }
 
 
+_MODULE_WIDE = {"ignore-logger", "capture-setting"}
+
+
 @dataclass(frozen=True)
 class Rewrite:
     """Lines ``start``..``end`` (1-based, inclusive) of ``path`` replaced by ``text``."""
@@ -55,6 +65,12 @@ class Rewrite:
     end: int
     text: str  # whole lines, each ending in a newline
     exact: bool  # outputs must be bitwise equal (else within the dtype's tolerance)
+
+    @property
+    def module_wide(self) -> bool:
+        """A setting at import: it changes every target of the file, so it is verified
+        against each of them, not only those that reported the break."""
+        return self.rule in _MODULE_WIDE
 
     def apply(self, source: str) -> str:
         lines = source.splitlines(keepends=True)
@@ -202,8 +218,54 @@ def _ignore_logger(finding: Finding, source: str, tree: ast.Module) -> Rewrite |
     if m is None or m.group(1) not in _LOGGER_METHODS:
         return None
     method = f"logging.Logger.{m.group(1)}"
-    setting = f"torch._dynamo.config.ignore_logger_methods.add({method})"
-    if setting in source:
+    return _setting_after_imports(
+        "ignore-logger",
+        f"Let torch drop {method} calls while compiling (ignore_logger_methods)",
+        finding.path,
+        source,
+        tree,
+        f"torch drops {method} calls while compiling, instead of breaking the graph",
+        [f"torch._dynamo.config.ignore_logger_methods.add({method})"],
+        needs_logging=True,
+    )
+
+
+# Settings torch's own hint for a break names (the registry's text, not ours): with them torch
+# traces the value (an unbacked symbol) or the data-dependent shape instead of breaking.
+_CAPTURE_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+
+
+def _capture_setting(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
+    said = " ".join([finding.message, finding.explanation, *finding.hints])
+    names = [n for n in _CAPTURE_SETTINGS if n in said]
+    if not names:
+        return None
+    return _setting_after_imports(
+        "capture-setting",
+        "Set " + ", ".join(f"torch._dynamo.config.{n} = True" for n in names) + " (module-wide)",
+        finding.path,
+        source,
+        tree,
+        "torch traces data-dependent values and shapes instead of breaking the graph "
+        "(module-wide: every compile after this import)",
+        [f"torch._dynamo.config.{n} = True" for n in names],
+        needs_logging=False,
+    )
+
+
+def _setting_after_imports(
+    rule: str,
+    title: str,
+    path: str,
+    source: str,
+    tree: ast.Module,
+    why: str,
+    settings: list[str],
+    *,
+    needs_logging: bool,
+) -> Rewrite | None:
+    """``settings`` (statements) inserted after the file's imports, with ``why`` above them."""
+    if all(s in source for s in settings):
         return None  # already there: torch still breaks, so this is not the fix
     head = _header_imports(tree)
     if not head:
@@ -218,20 +280,11 @@ def _ignore_logger(finding: Finding, source: str, tree: ast.Module) -> Rewrite |
     )
     text = (
         line
-        + ("" if has_logging else "import logging\n")
-        + f"\n# torch drops {method} calls while compiling, instead of breaking the graph\n"
-        + setting
-        + "\n"
+        + ("import logging\n" if needs_logging and not has_logging else "")
+        + f"\n# {why}\n"
+        + "".join(f"{s}\n" for s in settings)
     )
-    return Rewrite(
-        "ignore-logger",
-        f"Let torch drop {method} calls while compiling (ignore_logger_methods)",
-        finding.path,
-        last,
-        last,
-        text,
-        exact=True,
-    )
+    return Rewrite(rule, title, path, last, last, text, exact=True)
 
 
 def _header_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
@@ -259,7 +312,7 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
         return []
     node = _statement_at(tree, finding.line)
     found = [rule(source, node, finding.path) for rule in RULES] if node is not None else []
-    found.append(_ignore_logger(finding, source, tree))
+    found += [_ignore_logger(finding, source, tree), _capture_setting(finding, source, tree)]
     out = []
     for rw in found:
         if rw is not None:

@@ -58,7 +58,9 @@ class Verdicts:
                 return []
         except (OSError, UnicodeDecodeError):
             return []
-        f = Finding(Kind.GRAPH_BREAK, Severity.WARNING, path, line, 0, line, 0, "", target=target)
+        f = self._shown(path, line, target, gb_type) or Finding(
+            Kind.GRAPH_BREAK, Severity.WARNING, path, line, 0, line, 0, "", target=target
+        )
         out = []
         for rw in propose(f, text, in_workspace=True):
             key = _key(rw, target, self.target_path(target))
@@ -66,6 +68,31 @@ class Verdicts:
                 known = self._known.get(key) if key is not None else None
             out.append(Proposal(rw, target, (path, line, gb_type), known))
         return out
+
+    def _file_targets(self, target: str) -> list[str]:
+        """``target`` and the other targets of its file, as its latest analysis found them."""
+        doc = self.ctx.docs.find(self.target_path(target))
+        others = (
+            [r.target for r in doc.result.reports if r.kind != "run"] if doc and doc.result else []
+        )
+        return [target, *(t for t in others if t != target)]
+
+    def _shown(self, path: str, line: int, target: str, gb_type: str) -> Finding | None:
+        """The break as the analysis found it (its hints, its library frame), from the results
+        of any open file that holds the target: the rules that read them need it."""
+        for doc in self.ctx.docs.all():
+            for report in doc.result.reports if doc.result else []:
+                if report.target != target:
+                    continue
+                for f in report.findings:
+                    if (
+                        f.kind == Kind.GRAPH_BREAK
+                        and f.path == path
+                        and f.line == line
+                        and str(f.data.get("gb_type", "")) == gb_type
+                    ):
+                        return f
+        return None
 
     def verify(
         self,
@@ -83,23 +110,28 @@ class Verdicts:
         if not self.ctx.workspace.contains(rewrite.path):
             raise PermissionError(f"not a workspace file: {rewrite.path}")
         key = _key(rewrite, target, self.target_path(target))
-        out = engine.verify_rewrite(
-            self.target_path(target),
-            target,
-            dataclasses.asdict(rewrite),
-            site,
-            cancel=cancel,
-            on_progress=on_progress,
-        )
-        if cancel.cancelled:
-            return {"verified": False, "checks": [], "cancelled": True}
-        if isinstance(out, Finding):
-            verdict = {
-                "verified": False,
-                "checks": [{"name": "runs", "ok": False, "detail": out.message}],
-            }
-        else:
-            verdict = {"verified": bool(out.get("verified")), "checks": out.get("checks", [])}
+        verdict: dict[str, Any] = {"verified": False, "checks": []}
+        # A module-wide setting changes every target of the file: each must pass.
+        for each in self._file_targets(target) if rewrite.module_wide else [target]:
+            out = engine.verify_rewrite(
+                self.target_path(each),
+                each,
+                dataclasses.asdict(rewrite),
+                site,
+                cancel=cancel,
+                on_progress=on_progress,
+            )
+            if cancel.cancelled:
+                return {"verified": False, "checks": [], "cancelled": True}
+            if isinstance(out, Finding):
+                verdict = {
+                    "verified": False,
+                    "checks": [{"name": "runs", "ok": False, "detail": out.message}],
+                }
+            else:
+                verdict = {"verified": bool(out.get("verified")), "checks": out.get("checks", [])}
+            if not verdict["verified"]:
+                break
         # Kept only if the files did not change while it ran.
         if key is not None and key == _key(rewrite, target, self.target_path(target)):
             with self._lock:
