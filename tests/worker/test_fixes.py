@@ -216,6 +216,17 @@ def test_a_module_wide_setting_that_breaks_another_target_is_rejected(ws: Path) 
     assert (ws / "item_mixed.py").read_text() == (FIXES / "item_mixed.py").read_text()
 
 
+def test_a_setting_that_turns_a_break_into_a_skipped_frame_is_rejected(ws: Path) -> None:
+    # torch then breaks at the `if` in the loop and runs the whole frame eagerly: a fallback
+    # is a break too (on the old check, which counted graph breaks only, this was "verified").
+    line = here(ws, "item_loop.py", "item")
+    doc = _fix(ws, "item_loop.py", "--apply")
+    (fix,) = doc["fixes"]  # type: ignore[misc]
+    assert fix["line"] == line and fix["rule"] == "capture-setting" and not fix["verified"], fix
+    assert "no new break failed" in fix["why"] and "loop" in fix["why"], fix["why"]
+    assert doc["applied"] == []
+
+
 def test_fix_reports_a_missing_file_as_an_error() -> None:
     rc, _, err = run_cli("fix", "no_such_file.py", cwd=REPO)
     assert rc == 2 and "no such file" in err

@@ -78,10 +78,12 @@ def _load(fn: Any, state: dict[str, Any] | None) -> None:
 
 
 def _break_keys(findings: list[Finding]) -> Counter[tuple[str, int, str]]:
+    """Breaks, and frames torch then runs eagerly (a break in a loop): a rewrite that turns a
+    break into a skipped frame has not removed it."""
     return Counter(
         (os.path.realpath(f.path), f.line, str(f.data.get("gb_type", "")))
         for f in findings
-        if f.kind == Kind.GRAPH_BREAK
+        if f.kind in (Kind.GRAPH_BREAK, Kind.FALLBACK)
     )
 
 
