@@ -95,6 +95,7 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
         "no new break",
         "outputs equal",
         "compiled equal",
+        "no break on later calls",
         "no new recompile",
     ]
     # The command came without a token: the daemon made one, and showed the verification on it.
@@ -107,7 +108,8 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
     (preferred,) = [a for a in await _actions(client, uri, printed) if a.is_preferred]
     assert preferred.title == (
         "Run the output call only in eager (torch.compiler.is_compiling()) (verified: break "
-        "gone, no new break, outputs equal, compiled equal, no new recompile)"
+        "gone, no new break, outputs equal, compiled equal, no break on later calls, no new "
+        "recompile)"
     )
     assert preferred.edit is not None and preferred.edit.changes is not None
     (edit,) = preferred.edit.changes[uri]

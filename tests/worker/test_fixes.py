@@ -79,6 +79,7 @@ def test_each_break_of_the_fixture_gets_a_verified_rewrite(ws: Path) -> None:
         "no new break",
         "outputs equal",
         "compiled equal",
+        "no break on later calls",
         "no new recompile",
     ]
     assert all(c["ok"] for c in fixes[branch]["checks"])
@@ -186,6 +187,7 @@ def test_a_break_in_a_library_logger_is_fixed_by_a_setting_in_the_users_file(ws:
         "no new break",
         "outputs equal",
         "compiled equal",
+        "no break on later calls",
         "no new recompile",
     ]
     assert lib.read_text() == NOISY_LIB  # the library is not edited

@@ -21,7 +21,7 @@ from ..texts.errors import frames_from_traceback
 from ..texts.locate import Workspace, clean_function_name, frame_at, is_plumbing
 from . import compiletime, torchcompat
 from .tracecapture import GraphBreakLog, TraceCapture
-from .usercode import Call
+from .usercode import Call, Target
 
 _message = breaktext.message
 where = breaktext.where
@@ -307,6 +307,13 @@ class BreakResult:
     graph_count: int
     ops: int
     compile_time: dict[str, Any]  # Dynamo's time by source function (compiletime.py)
+
+
+def anchor_of(target: Target, ws: Workspace) -> Frame | None:
+    """Where a target is called from in the workspace (a module's ``compile_example``): a break
+    whose whole stack is in a library (a transformers model's forward) is shown there."""
+    path, line, name = target.call_site
+    return frame_at(path, line, name) if path and ws.contains(path) else None
 
 
 def find_breaks(

@@ -23,7 +23,7 @@ from ..config import Config
 from ..findings import Finding, Frame, TargetId, TargetReport, dedupe, to_wire
 from ..fixes.catalogue import Rewrite
 from ..texts.errors import error_from_exception, safe_str
-from ..texts.locate import Workspace, frame_at
+from ..texts.locate import Workspace
 from . import breaks, devices, equivalence, recompiles, settings, timings, verify
 from .cancel import Cancelled
 from .usercode import (
@@ -240,8 +240,7 @@ class _TargetRun:
 
     @functools.cached_property
     def anchor(self) -> Frame | None:
-        path, line, name = self.target.call_site
-        return frame_at(path, line, name) if path and self.ws.contains(path) else None
+        return breaks.anchor_of(self.target, self.ws)
 
     def _breaks(self) -> None:
         t = self.target

@@ -8,6 +8,8 @@ verified only when torch shows all of these:
   the original's, with the original's weights and inputs and the same seed: bitwise for an exact
   rewrite, else within the dtype's tolerance;
 - ``compiled equal``: the compiled rewrite agrees with the original in eager, within tolerance;
+- ``no break on later calls``: over the same calls as below, torch breaks neither at the site
+  again nor anywhere the original did not (a rewrite can make a recompile break);
 - ``no new recompile``: over the same calls (the first again, one with fresh values, each
   declared variant), torch recompiles no frame more often than it did for the original.
 """
@@ -15,6 +17,7 @@ verified only when torch shows all of these:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import types
 from collections import Counter
@@ -26,13 +29,14 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
-from ..findings import Finding, Kind
+from ..findings import Finding, Frame, Kind
 from ..fixes.catalogue import Rewrite
 from ..texts.locate import Workspace
 from . import torchcompat
-from .breaks import find_breaks
+from .breaks import anchor_of, collect_sites, find_breaks, to_finding
 from .equivalence import compare, forward_and_grads, trains
 from .shadow import import_shadowed, shadowed
+from .tracecapture import GraphBreakLog
 from .usercode import Call, Target, import_file, purge_workspace_modules
 
 
@@ -101,27 +105,56 @@ def _at_site(f: Finding, site: tuple[str, int, str], rewrite: Rewrite) -> bool:
     return f.line == (rewrite.new_line(site[1]) if same_file else site[1])
 
 
+@dataclass
+class _Series:
+    out: Any  # the first call's outputs
+    grads: dict[str, torch.Tensor]  # and gradients
+    recompiles: int  # frames torch compiled again
+    breaks: list[Finding]  # every break torch logged over the calls
+
+
 def _compiled_series(
-    fn: Any, series: list[Call], backend: Any, grads: bool
-) -> tuple[Any, dict[str, torch.Tensor], int]:
+    t: Target,
+    series: list[Call],
+    backend: Any,
+    grads: bool,
+    ws: Workspace,
+    label: str,
+    anchor: Frame | None,
+) -> _Series:
     """``fn`` compiled and called over ``series`` as it runs (gradients too where it trains):
-    the first call's outputs and gradients, and the frames torch compiled again (its
-    compilation metrics, by code object)."""
+    the first call's outputs and gradients, the frames torch compiled again (its compilation
+    metrics, by code object), and the breaks of every compile, later calls' included (a
+    rewrite can make a recompile break where the first call did not)."""
     torch._dynamo.reset()
     torchcompat.clear_compilation_metrics()
-    compiled = torch.compile(fn, backend=backend)
+    compiled = torch.compile(t.fn, backend=backend)
     first: tuple[Any, dict[str, torch.Tensor]] | None = None
-    for call in series:
-        torch.manual_seed(0)
-        got = forward_and_grads(compiled, _clone(call), grads, params_of=fn)
-        first = first or got
+    with GraphBreakLog() as cap:
+        for call in series:
+            torch.manual_seed(0)
+            got = forward_and_grads(compiled, _clone(call), grads, params_of=t.fn)
+            first = first or got
     seen = Counter(
         (str(m.get("co_filename")), str(m.get("co_firstlineno")), str(m.get("co_name")))
         for m in torchcompat.compilation_metrics()
     )
+    found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
     torch._dynamo.reset()
     assert first is not None
-    return first[0], first[1], sum(n - 1 for n in seen.values())
+    return _Series(first[0], first[1], sum(n - 1 for n in seen.values()), found)
+
+
+def _moved(
+    keys: Counter[tuple[str, int, str]], rewrite: Rewrite, edited: Path
+) -> Counter[tuple[str, int, str]]:
+    """The original's break keys at their lines in the rewritten file."""
+    out: Counter[tuple[str, int, str]] = Counter()
+    for (p, line, gb), n in keys.items():
+        new = rewrite.new_line(line) if p == os.path.realpath(edited) else line
+        if new is not None:
+            out[(p, new, gb)] += n
+    return out
 
 
 def verify(
@@ -153,24 +186,25 @@ def verify(
         torch.manual_seed(0)
         eager0.append(forward_and_grads(original.fn, _clone(call), grads))
     # Traced again, not taken from the check: the same raw findings as ``after`` below.
-    before = _break_keys(find_breaks(original.fn, _clone(calls[0]), ws, label).findings)
+    # Anchored as the check's are: a break all inside a library shows at the target's call
+    # site; in the rewrite, where that line moved (the shadow's text is not on disk to parse).
+    anchor0 = anchor_of(original, ws)
+    anchor1 = anchor0
+    if anchor0 is not None and os.path.realpath(anchor0.path) == os.path.realpath(edited):
+        moved_to = rewrite.new_line(anchor0.line)
+        anchor1 = dataclasses.replace(anchor0, line=moved_to) if moved_to else None
+    found0 = find_breaks(original.fn, _clone(calls[0]), ws, label, anchor0)
+    before = _break_keys(found0.findings)
     series = [calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:]]
 
     with shadowed(edited, rewrite.apply(source), ws):
         fixed = pick(import_shadowed(path, edited, ws))
         _load(fixed.fn, state)
-        after = find_breaks(fixed.fn, _clone(calls[0]), ws, label).findings
+        after = find_breaks(fixed.fn, _clone(calls[0]), ws, label, anchor1).findings
         gone = not any(_at_site(f, site, rewrite) for f in after)
         if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
             return v
-        moved: Counter[tuple[str, int, str]] = Counter()
-        for (p, line, gb), n in Counter(
-            (os.path.realpath(p), ln, gb) for p, ln, gb in before
-        ).items():
-            here = p == os.path.realpath(edited)
-            new = rewrite.new_line(line) if here else line
-            if new is not None:
-                moved[(p, new, gb)] += n
+        moved = _moved(before, rewrite, edited)
         extra = _break_keys(after) - moved
         detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(extra)[:3])
         if not v.add("no new break", not extra, detail):
@@ -188,17 +222,32 @@ def verify(
         if not v.add("outputs equal", not diffs, first):
             return v
         _load(fixed.fn, state)
-        out_c, g_c, recompiles1 = _compiled_series(fixed.fn, series, backend, grads)
+        fixed_series = _compiled_series(fixed, series, backend, grads, ws, label, anchor1)
+        out_c, g_c = fixed_series.out, fixed_series.grads
         diffs = compare(out_c, eager0[0][0], rtol=None, atol=None, grad=False, label="output")
         if grads:
             diffs += compare(g_c, eager0[0][1], rtol=None, atol=None, grad=True, label="grad")
         first = f"{diffs[0].where}: {diffs[0].detail}" if diffs else ""
         if not v.add("compiled equal", not diffs, first):
             return v
-    recompiles0 = 0
-    if recompiles1:  # only then can the original's count decide
+    # Later calls: the site must not break again, and no other break may appear that the
+    # original's same calls did not show (their series runs only when needed).
+    again = [f for f in fixed_series.breaks if _at_site(f, site, rewrite)]
+    later = set(_break_keys(fixed_series.breaks)) - set(moved)
+    orig_series: _Series | None = None
+    if later or fixed_series.recompiles:
         _load(original.fn, state)
-        recompiles0 = _compiled_series(original.fn, series, backend, grads)[2]
+        orig_series = _compiled_series(original, series, backend, grads, ws, label, anchor0)
+        later -= set(_moved(_break_keys(orig_series.breaks), rewrite, edited))
+    detail = (
+        f"torch breaks at the rewrite again on a later call (line {again[0].line})"
+        if again
+        else ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in sorted(later)[:3])
+    )
+    if not v.add("no break on later calls", not again and not later, detail):
+        return v
+    recompiles1 = fixed_series.recompiles
+    recompiles0 = orig_series.recompiles if orig_series is not None else 0
     detail = f"{recompiles1} recompile(s) over {len(series)} calls, original {recompiles0}"
     if not v.add("no new recompile", recompiles1 <= recompiles0, detail):
         return v
