@@ -121,6 +121,20 @@ def recompiles(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     return sum(n - 1 for n in seen.values())
 
 
+def same(actual: Any, expected: Any) -> None:
+    """Bitwise equal: tensors by ``assert_close(rtol=0, atol=0)``, other leaves (a label
+    string) by ``==``; AssertionError names the first difference."""
+    a, sa = tree_flatten(actual)
+    e, se = tree_flatten(expected)
+    if sa != se:
+        raise AssertionError(f"structure differs: {sa} vs {se}")
+    for i, (x, y) in enumerate(zip(a, e, strict=True)):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            torch.testing.assert_close(x, y, rtol=0, atol=0, equal_nan=True)
+        elif x != y:
+            raise AssertionError(f"leaf {i}: {x!r} vs {y!r}")
+
+
 class Settings:
     """torch's compiler settings as a file's import left them: a fix may be a setting
     (``torch._dynamo.config.capture_scalar_outputs = True``), and each file is measured in its
@@ -165,8 +179,8 @@ def main(original: str, fixed: str) -> dict[str, Any]:
                 fn.load_state_dict(state)
         (oa, ga), (ob, gb) = run(fa, args, kwargs), run(fb, args, kwargs)
         try:
-            torch.testing.assert_close(ob, oa, rtol=0, atol=0, equal_nan=True)
-            torch.testing.assert_close(gb, ga, rtol=0, atol=0, equal_nan=True)
+            same(ob, oa)
+            same(gb, ga)
         except AssertionError as exc:
             res["equal"], res["detail"] = False, str(exc).splitlines()[0]
         for fn in (fa, fb):
