@@ -76,7 +76,7 @@ def _service(root: Path, published: list[tuple[str, list[Finding]]]) -> Analysis
         root,
         cfg,
         trusted=True,
-        publish=lambda p, fs, v: published.append((p, fs)),
+        publish=lambda p, shown: published.append((p, shown()[0])),
         status=lambda _s: None,
         log=lambda _m: None,
         cache_dir=root / ".cache",

@@ -256,6 +256,26 @@ def test_edits_move_findings_and_mark_edited_lines_stale() -> None:
     assert [f.line for f in gone] == [1, 3]  # the finding on the deleted line is dropped
 
 
+def test_a_publish_sends_what_the_file_shows_when_sent_not_when_asked() -> None:
+    """Restricted Mode flaked in CI: the hint pass (its own thread) read a file's empty view,
+    the syntax check then published the error, and the hint pass's older view went out last."""
+    from collections.abc import Callable
+
+    from dynamo_lens.server.documents import Documents, Shown
+
+    queued: list[tuple[str, Callable[[], Shown]]] = []
+    docs = Documents(lambda path, shown: queued.append((path, shown)))
+    doc = docs.get("/w/m.py")
+    docs.publish(doc)  # asked for before the error was known
+    err = _finding(path="/w/m.py", line=2, end_line=2)
+    doc.findings, doc.version = [err], 3
+    docs.publish(doc)
+    sent = [shown() for _, shown in queued]  # the event loop sends them in this order
+    assert sent[-1] == ([err], 3) and sent[0] == sent[-1]
+    docs.clear("/w/m.py")
+    assert queued[-1][1]() == ([], None)
+
+
 def test_bundled_libraries_go_after_the_users_site_packages(tmp_path: Path) -> None:
     from dynamo_lens.engine import pool as workerpool
 

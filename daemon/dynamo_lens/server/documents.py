@@ -37,7 +37,14 @@ class DocState:
         return dedupe(out)
 
 
-PublishFn = Callable[[str, list[Finding], int | None], None]
+# What a file shows: its findings and the editor version they are for.
+Shown = tuple[list[Finding], int | None]
+# publish(path, shown): ``shown`` is read when the message is sent, not when it is asked for.
+# Edit passes, analyses and Restricted Mode's syntax check publish from different threads; a
+# snapshot taken early and sent late overwrote a newer one (a syntax error published, then
+# replaced by the hint pass's older, empty view). Read at sending, the last message sent is
+# always the latest state.
+PublishFn = Callable[[str, Callable[[], Shown]], None]
 
 
 class Documents:
@@ -70,11 +77,16 @@ class Documents:
             return list(self._docs)
 
     def publish(self, doc: DocState) -> None:
-        """What the user should see in ``doc`` now, for its current version."""
-        self._publish(doc.path, doc.visible(), doc.version)
+        """What the user should see in ``doc``, for its version, as they are when sent."""
+
+        def shown() -> Shown:
+            with self.lock:
+                return doc.visible(), doc.version
+
+        self._publish(doc.path, shown)
 
     def clear(self, path: str) -> None:
-        self._publish(path, [], None)
+        self._publish(path, lambda: ([], None))
 
 
 def mark_stale(findings: list[Finding]) -> list[Finding]:

@@ -25,8 +25,8 @@ from pygls.protocol.language_server import lsp_method
 
 from ... import __version__
 from ...config import Config, apply, load
-from ...findings import Finding
 from ...runs.command import TracedRun
+from ..documents import Shown
 from ..hints import MAX_FILE_BYTES
 from ..service import AnalysisService
 from ..watcher import Watcher
@@ -164,11 +164,17 @@ class DynamoLensServer(LanguageServer):
         self.loop.call_soon_threadsafe(run)
         done.wait(timeout)
 
-    def publish(self, path: str, findings: list[Finding], version: int | None) -> None:
-        params = types.PublishDiagnosticsParams(
-            uri=path_to_uri(path), diagnostics=[diagnostic(f) for f in findings], version=version
-        )
-        self.on_loop(lambda: self.text_document_publish_diagnostics(params))
+    def publish(self, path: str, shown: Callable[[], Shown]) -> None:
+        def send() -> None:
+            findings, version = shown()
+            params = types.PublishDiagnosticsParams(
+                uri=path_to_uri(path),
+                diagnostics=[diagnostic(f) for f in findings],
+                version=version,
+            )
+            self.text_document_publish_diagnostics(params)
+
+        self.on_loop(send)
 
     def status(self, payload: dict[str, Any]) -> None:
         self.on_loop(lambda: self.protocol.notify(STATUS, payload))
