@@ -16,14 +16,17 @@ its fixed copy, each imported under a name of its own, compared.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import logging
 import os
+import random
 import re
 import sys
 from collections import Counter
 from typing import Any
 
+import numpy
 import torch
 import torch._dynamo  # its loggers exist from here: listen() attaches to them
 from torch.utils._pytree import tree_flatten, tree_map
@@ -95,6 +98,8 @@ def breaks(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
 
 def run(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     torch.manual_seed(0)
+    random.seed(0)
+    numpy.random.seed(0)  # the same draws for both files (numpy_random_mask.py)
     out = fn(*clone(args), **clone(kwargs))
     grads: dict[str, Any] = {}
     if isinstance(fn, torch.nn.Module) and any(p.requires_grad for p in fn.parameters()):
@@ -150,6 +155,15 @@ class Settings:
         pass
 
 
+def modules(fn: Any) -> dict[str, torch.nn.Module]:
+    """What a target computes with, by name: itself, or a function's module-level models (each
+    file built its own at import, from wherever the RNG then stood)."""
+    if isinstance(fn, torch.nn.Module):
+        return {"": fn}
+    found = getattr(inspect.unwrap(fn), "__globals__", {})
+    return {k: v for k, v in found.items() if isinstance(v, torch.nn.Module)}
+
+
 def main(original: str, fixed: str) -> dict[str, Any]:
     listen()
     pristine = Settings()
@@ -165,18 +179,18 @@ def main(original: str, fixed: str) -> dict[str, Any]:
     res: dict[str, Any] = {"breaks_before": 0, "breaks_after": 0, "equal": True, "detail": ""}
     res["recompiles_before"] = res["recompiles_after"] = 0
     for (fa, args, kwargs), (fb, _, _) in zip(ca, cb, strict=True):
-        state = (
-            {k: v.clone() for k, v in fa.state_dict().items()}
-            if hasattr(fa, "state_dict")
-            else None
-        )
+        state = {
+            name: {k: v.clone() for k, v in m.state_dict().items()}
+            for name, m in modules(fa).items()
+        }
         with sa:
             res["breaks_before"] += breaks(fa, args, kwargs)
         with sb:
             res["breaks_after"] += breaks(fb, args, kwargs)
         for fn in (fa, fb):
-            if state is not None:
-                fn.load_state_dict(state)
+            for name, m in modules(fn).items():
+                if name in state:
+                    m.load_state_dict(state[name])
         (oa, ga), (ob, gb) = run(fa, args, kwargs), run(fb, args, kwargs)
         try:
             same(ob, oa)
@@ -184,8 +198,9 @@ def main(original: str, fixed: str) -> dict[str, Any]:
         except AssertionError as exc:
             res["equal"], res["detail"] = False, str(exc).splitlines()[0]
         for fn in (fa, fb):
-            if state is not None:
-                fn.load_state_dict(state)
+            for name, m in modules(fn).items():
+                if name in state:
+                    m.load_state_dict(state[name])
         with sa:
             res["recompiles_before"] += recompiles(fa, args, kwargs)
         with sb:

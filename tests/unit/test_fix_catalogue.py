@@ -160,3 +160,120 @@ def test_the_setting_torchs_hint_names_is_proposed_after_the_imports() -> None:
     # Not where torch's hint names no such setting, and not twice.
     assert propose(_break(12), LIB_USER, in_workspace=True) == []
     assert propose(f, after, in_workspace=True) == []
+
+
+CHECKS = """import torch
+
+
+def g(h, mask=None):
+    assert not torch.isnan(h).any(), "NaN in h"
+    assert h.sum() > 0, f"bad {h.shape}"
+    if h.abs().max() > 1e6:
+        raise ValueError("overflow")
+    if torch.isinf(h).any() or not h.sum() > 1e4:  # why
+        h = torch.zeros_like(h)
+    if mask is not None and mask.any():
+        h = h * mask
+    a = 1; assert h.min() > -9
+    if h.mean() > 0:
+        return h * 2
+    return h - 1
+
+
+def k(h):
+    if h.mean() > 0:
+        return h * 2
+    else:
+        return h - 1
+"""
+
+
+def _at(src: str, text: str) -> Finding:
+    line = next(i for i, ln in enumerate(src.splitlines(), 1) if text in ln)
+    return Finding(Kind.GRAPH_BREAK, Severity.WARNING, "/ws/m.py", line, 0, line, 1, "m")
+
+
+def _only(src: str, text: str) -> Rewrite:
+    (rw,) = propose(_at(src, text), src, in_workspace=True)
+    ast.parse(rw.apply(src))
+    return rw
+
+
+def test_a_tensor_assert_or_raise_becomes_an_assert_in_the_graph() -> None:
+    rw = _only(CHECKS, "assert not")
+    assert rw.rule == "assert-async" and rw.start == rw.end
+    assert (
+        rw.text == "    torch._assert_async(torch.logical_not(torch.isnan(h).any()), 'NaN in h')\n"
+    )
+    # A message built at run time would be computed on every call: the check's code instead.
+    assert _only(CHECKS, "assert h.sum()").text.endswith(", 'assert h.sum() > 0')\n")
+    rw = _only(CHECKS, "if h.abs()")
+    assert rw.end == rw.start + 1  # the raise goes too
+    assert (
+        rw.text == "    torch._assert_async(torch.logical_not(h.abs().max() > 1e6), 'overflow')\n"
+    )
+    assert propose(_at(CHECKS, "a = 1; assert"), CHECKS, in_workspace=True) == []
+
+
+def test_not_and_or_in_a_selected_condition_become_logical_ops() -> None:
+    rw = _only(CHECKS, "if torch.isinf")
+    assert rw.text == (
+        "    h = torch.where(torch.logical_or(torch.isinf(h).any(), "
+        "torch.logical_not(h.sum() > 1e4)), torch.zeros_like(h), h)  # why\n"
+    )
+    # `mask is not None and ...` guards the next operand: both would be computed.
+    assert propose(_at(CHECKS, "if mask is not None"), CHECKS, in_workspace=True) == []
+
+
+def test_a_branch_that_returns_selects_what_is_returned() -> None:
+    k = "import torch\n\n\n" + CHECKS[CHECKS.index("def k") :]
+    for src, lines in ((CHECKS, 3), (k, 4)):  # `if`, return, return; or with an `else:`
+        rw = _only(src, "if h.mean()")
+        assert rw.text == "    return torch.where(h.mean() > 0, h * 2, h - 1)\n"
+        assert rw.end - rw.start + 1 == lines
+
+
+MORE = """import logging
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def f(h, ids):
+    if 0 in ids[:, [-1, 0]]:
+        logger.warning("pad")
+    if torch.isinf(h).any():
+        limit = torch.finfo(h.dtype).max - 1000
+        h = torch.clamp(h, min=-limit, max=limit)
+    if h.sum() > 0:
+        scale = 2
+        h = h * scale
+    print(scale)
+    return h
+"""
+
+
+def test_an_if_that_only_outputs_is_guarded_whole() -> None:
+    rw = _only(MORE, "if 0 in ids")
+    assert rw.rule == "guard-output" and rw.end == rw.start + 1
+    assert rw.text.splitlines()[1] == "        if 0 in ids[:, [-1, 0]]:"
+
+
+def test_a_helper_value_that_opens_the_branch_is_computed_before_the_selection() -> None:
+    rw = _only(MORE, "if torch.isinf")
+    assert rw.text == (
+        "    limit = torch.finfo(h.dtype).max - 1000\n"
+        "    h = torch.where(torch.isinf(h).any(), torch.clamp(h, min=-limit, max=limit), h)\n"
+    )
+    # Not a helper that is read after the branch: it would then always be set.
+    assert propose(_at(MORE, "if h.sum()"), MORE, in_workspace=True) == []
+
+
+def test_a_frame_torch_skipped_after_a_break_gets_the_breaks_rewrite() -> None:
+    f = _at(MORE, "if 0 in ids")
+    f.kind = Kind.FALLBACK  # a break in a loop: torch runs the whole frame eagerly
+    (rw,) = propose(f, MORE, in_workspace=True)
+    assert rw.rule == "guard-output"
+    f.kind = Kind.RECOMPILE
+    assert propose(f, MORE, in_workspace=True) == []

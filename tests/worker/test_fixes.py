@@ -229,6 +229,70 @@ def test_a_setting_that_turns_a_break_into_a_skipped_frame_is_rejected(ws: Path)
     assert doc["applied"] == []
 
 
+def test_checks_and_selections_on_tensors_stay_in_the_graph_and_still_check(ws: Path) -> None:
+    marks = {m: here(ws, "checked.py", m) for m in ("assert", "raise", "or", "clamp", "return")}
+    assert sorted(line for _, line in _breaks(ws, "checked.py")) == sorted(marks.values())
+    doc = _fix(ws, "checked.py", "--apply")
+    # One at a time, each on the file as the ones before left it: the raise's two lines became
+    # one, and so did the `or` branch's and the clamp's three.
+    applied = [(f["line"], f["rule"], f["verified"]) for f in doc["applied"]]  # type: ignore[union-attr]
+    assert applied == [
+        (marks["assert"], "assert-async", True),
+        (marks["raise"], "assert-async", True),
+        (marks["or"] - 1, "torch-where", True),
+        (marks["clamp"] - 2, "torch-where", True),
+        (marks["return"] - 3, "torch-where", True),
+    ], doc
+    text = (ws / "checked.py").read_text()
+    assert "torch.logical_or(torch.isinf(h).any(), h.sum() > 1e4)" in text
+    assert "return torch.where(h.mean() > 0, h * 2, h - 1)" in text
+    assert "        limit = torch.finfo(h.dtype).max - 1000\n        h = torch.where(" in text
+    assert _breaks(ws, "checked.py") == []
+    # The checks still check: a NaN input raises, compiled, as the assert did in eager.
+    probe = (
+        "import importlib.util, sys, torch\n"
+        "s = importlib.util.spec_from_file_location('checked', sys.argv[1])\n"
+        "m = importlib.util.module_from_spec(s); s.loader.exec_module(m)\n"
+        "model, (x,) = m.compile_example()\n"
+        "f = torch.compile(model, backend='eager', fullgraph=True)\n"
+        "f(x)\n"
+        "try:\n"
+        "    f(torch.full_like(x, float('nan')))\n"
+        "except RuntimeError as e:\n"
+        "    print('raised:', e)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(ws / "checked.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "raised: NaN in activations" in done.stdout, done.stderr
+
+
+def test_a_function_on_a_module_level_model_is_compared_with_the_originals_weights(
+    ws: Path,
+) -> None:
+    # The shadow's own model has other weights: compared as they were, the outputs differed
+    # and a good rewrite was rejected ("outputs equal failed").
+    line = here(ws, "train_item.py", "item")
+    doc = _fix(ws, "train_item.py")
+    (fix,) = doc["fixes"]  # type: ignore[misc]
+    assert fix["line"] == line and fix["rule"] == "capture-setting" and fix["verified"], fix
+
+
+def test_a_print_that_makes_torch_skip_the_frame_is_guarded(ws: Path) -> None:
+    # A break in a loop: torch reports the frame run eagerly (a fallback), not a break.
+    line = here(ws, "loop_print.py", "print")
+    _, before, _ = check_json("loop_print.py", "--checks", "breaks", cwd=ws)
+    assert [(f["kind"], f["line"]) for f in before["findings"]] == [("fallback", line)]
+    doc = _fix(ws, "loop_print.py", "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["line"] == line and fix["rule"] == "guard-output" and fix["verified"], fix
+    _, after, _ = check_json("loop_print.py", "--checks", "breaks", cwd=ws)
+    assert after["findings"] == []
+
+
 def test_fix_reports_a_missing_file_as_an_error() -> None:
     rc, _, err = run_cli("fix", "no_such_file.py", cwd=REPO)
     assert rc == 2 and "no such file" in err

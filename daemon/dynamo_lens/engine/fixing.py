@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import FileResult, Finding, FixData, Kind
-from ..fixes.catalogue import Rewrite, propose
+from ..findings import FileResult, Finding, FixData
+from ..fixes.catalogue import FIXABLE, Rewrite, propose
 from .analysis import Engine
 from .cancel import CancelToken
 
@@ -36,7 +36,7 @@ def _breaks(result: FileResult) -> list[Fix]:
     by_site: dict[tuple[str, int, str], Fix] = {}
     for report in result.reports:
         for f in report.findings:
-            if f.kind != Kind.GRAPH_BREAK:
+            if f.kind not in FIXABLE:
                 continue
             key = (f.path, f.line, str(f.data.get("gb_type", "")))
             fix = by_site.setdefault(key, Fix(f, []))
@@ -124,7 +124,7 @@ def attach(engine: Engine, result: FileResult, *, verify: bool) -> None:
             if fix.rewrite is not None:
                 by_site[fix.site] = [_fix_data(fix.rewrite, fix.verified, fix.checks, fix.why)]
     for f in result.all_findings():
-        if f.kind != Kind.GRAPH_BREAK:
+        if f.kind not in FIXABLE:
             continue
         site = (f.path, f.line, str(f.data.get("gb_type", "")))
         if site not in by_site and not verify and engine.workspace.contains(f.path):

@@ -4,12 +4,17 @@ versions and decides (worker/verify.py).
 
 Each rule matches one code pattern at the break's line, whatever torch's wording:
 
-- ``guard-output``: a ``print``, a logger call or ``warnings.warn`` as a statement runs only in
-  eager, under ``if not torch.compiler.is_compiling():``. Exact: no tensor value changes.
+- ``guard-output``: a ``print``, a logger call or ``warnings.warn`` as a statement (or an
+  ``if`` that only outputs) runs only in eager, under ``if not torch.compiler.is_compiling():``.
+  Exact: no tensor value changes.
 - ``torch-where``: ``if <tensor condition>: x = a`` (optionally ``else: x = b``) becomes
-  ``x = torch.where(<condition>, a, x or b)``: both branches are computed and one is selected.
-  Exact in value; a rebinding that changes a tensor's kind (a buffer, a parameter) can still add
-  a recompile, which verification measures.
+  ``x = torch.where(<condition>, a, x or b)``, and ``if c: return a`` then ``return b``
+  becomes ``return torch.where(c, a, b)``: both sides are computed and one is selected. Exact
+  in value; a rebinding that changes a tensor's kind (a buffer, a parameter) can still add a
+  recompile, which verification measures.
+- ``assert-async``: ``assert <tensor condition>`` and ``if <tensor condition>: raise E(msg)``
+  become ``torch._assert_async``: the check stays, inside the graph. Exact in value; a failed
+  check raises ``RuntimeError`` instead (on CUDA, a device-side assert), as the title says.
 
 - ``ignore-logger``: a break torch reports inside a library's logger call (transformers'
   ``logger.warning_once``) gets, in the user's file, the documented escape hatch after its
@@ -52,6 +57,10 @@ _LOGGER_METHODS = {
 
 
 _MODULE_WIDE = {"ignore-logger", "capture-setting"}
+
+# What a rewrite can be for: a graph break, and a frame torch then runs eagerly (a break in a
+# loop makes torch skip the whole frame: the break's line is still the cause).
+FIXABLE = frozenset({Kind.GRAPH_BREAK, Kind.FALLBACK})
 
 
 @dataclass(frozen=True)
@@ -135,15 +144,30 @@ def _lines(source: str, node: ast.stmt) -> list[str]:
     return lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
 
 
-def _guard_output(source: str, node: ast.stmt, path: str) -> Rewrite | None:
-    if not _is_output_call(node):
+def _whole_lines(source: str, node: ast.stmt, last: ast.stmt) -> bool:
+    """Whether ``node``..``last`` fill their lines (no ``a; print(x)``): only whole lines are
+    replaced."""
+    lines = source.splitlines()
+    first, end = lines[node.lineno - 1], lines[(last.end_lineno or last.lineno) - 1]
+    return node.col_offset == len(first) - len(first.lstrip()) and last.end_col_offset == len(
+        end.split("#")[0].rstrip()
+    )
+
+
+def _only_output(node: ast.stmt) -> bool:
+    """An output call, or an ``if`` that does nothing but output (``if pad in ids:
+    logger.warning(...)``): its test is computed only to decide what to say."""
+    if isinstance(node, ast.If):
+        return all(_only_output(s) for s in node.body + node.orelse)
+    return _is_output_call(node)
+
+
+def _guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    if not _only_output(node) or not _whole_lines(source, node, node):
         return None
     body = _lines(source, node)
     first = body[0]
     indent = first[: len(first) - len(first.lstrip())]
-    last = body[-1].rstrip("\r\n")
-    if node.col_offset != len(indent) or node.end_col_offset != len(last.split("#")[0].rstrip()):
-        return None  # the statement shares a line with another (``a; print(x)``)
     text = f"{indent}if not torch.compiler.is_compiling():\n" + "".join(
         ("    " + ln if ln.strip() else ln) for ln in body
     )
@@ -167,31 +191,94 @@ def _single_assign(body: list[ast.stmt]) -> tuple[str, ast.expr] | None:
     return None
 
 
-def _torch_where(source: str, node: ast.stmt, path: str) -> Rewrite | None:
+def _tensor_condition(source: str, expr: ast.expr) -> str | None:
+    """``expr`` as one tensor expression: Python's ``not``, ``and`` and ``or`` ask a tensor for
+    a bool (the break itself), so they become ``torch.logical_*``. None where an operand may be
+    a Python value that guards the next (``m is not None and m.any()``): both sides would be
+    computed, and the guard was there to stop that."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = _tensor_condition(source, expr.operand)
+        return None if inner is None else f"torch.logical_not({inner})"
+    if isinstance(expr, ast.BoolOp):
+        parts = []
+        for v in expr.values:
+            if isinstance(v, (ast.Name, ast.Constant, ast.Attribute)) or (
+                isinstance(v, ast.Compare)
+                and any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in v.ops)
+            ):
+                return None
+            part = _tensor_condition(source, v)
+            if part is None:
+                return None
+            parts.append(part)
+        fn = "torch.logical_and" if isinstance(expr.op, ast.And) else "torch.logical_or"
+        out = parts[0]
+        for part in parts[1:]:
+            out = f"{fn}({out}, {part})"
+        return out
+    return ast.get_source_segment(source, expr)
+
+
+def _indent_and_comment(source: str, node: ast.stmt, head: ast.expr) -> tuple[str, str]:
+    """The statement's indentation, and a comment after ``head`` on its first line (kept on
+    the new line)."""
+    first = _lines(source, node)[0]
+    indent = first[: len(first) - len(first.lstrip())]
+    after = first.rstrip("\r\n")[head.end_col_offset or 0 :]
+    return indent, ("  " + after[after.index("#") :] if "#" in after else "")
+
+
+def _following(tree: ast.Module, node: ast.stmt) -> ast.stmt | None:
+    """The statement right after ``node`` in the same block."""
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and node in block:
+                i = block.index(node)
+                return block[i + 1] if i + 1 < len(block) else None
+    return None
+
+
+def _torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """``if c: x = a [else: x = b]`` becomes ``x = torch.where(c, a, x or b)``, and
+    ``if c: return a`` followed by (or ``else:``) ``return b`` becomes
+    ``return torch.where(c, a, b)``."""
     if not isinstance(node, ast.If):
         return None
-    then = _single_assign(node.body)
-    if then is None:
-        return None
-    name, value = then
-    if node.orelse:
-        other = _single_assign(node.orelse)
-        if other is None or other[0] != name:
-            return None
-        alt = ast.get_source_segment(source, other[1])
+    helpers = _helpers(source, tree, node)
+    then = _single_assign(node.body[len(helpers) :])
+    end = node.end_lineno or node.lineno
+    if then is not None:
+        name, value = then
+        if node.orelse:
+            other = _single_assign(node.orelse)
+            if other is None or other[0] != name:
+                return None
+            alt = ast.get_source_segment(source, other[1])
+        else:
+            alt = name
+        head = f"{name} = "
     else:
-        alt = name
-    cond = ast.get_source_segment(source, node.test)
+        returned = _single_return(node.body)
+        if returned is None:
+            return None
+        value = returned
+        after = _single_return(node.orelse) if node.orelse else None
+        if after is None and not node.orelse:
+            nxt = _following(tree, node)
+            after = _single_return([nxt]) if nxt is not None else None
+            end = (nxt.end_lineno or nxt.lineno) if nxt is not None else end
+        if after is None:
+            return None
+        alt = ast.get_source_segment(source, after)
+        head = "return "
+    cond = _tensor_condition(source, node.test)
     val = ast.get_source_segment(source, value)
     if cond is None or val is None or alt is None or "\n" in cond + val + alt:
         return None
-    first = _lines(source, node)[0]
-    indent = first[: len(first) - len(first.lstrip())]
-    end = node.end_lineno or node.lineno
-    # A comment on the ``if`` line stays with the new line.
-    after = first.rstrip("\r\n")[node.test.end_col_offset or 0 :]
-    comment = "  " + after[after.index("#") :] if "#" in after else ""
-    text = f"{indent}{name} = torch.where({cond}, {val}, {alt}){comment}\n"
+    indent, comment = _indent_and_comment(source, node, node.test)
+    text = "".join(f"{indent}{ast.get_source_segment(source, h)}\n" for h in helpers)
+    text += f"{indent}{head}torch.where({cond}, {val}, {alt}){comment}\n"
     return Rewrite(
         "torch-where",
         "Select with torch.where instead of branching on a tensor",
@@ -203,7 +290,87 @@ def _torch_where(source: str, node: ast.stmt, path: str) -> Rewrite | None:
     )
 
 
-RULES = (_guard_output, _torch_where)
+def _helpers(source: str, tree: ast.Module, node: ast.If) -> list[ast.stmt]:
+    """The one-line ``name = value`` statements that open the branch and that nothing outside
+    it reads or writes (``clamp_value = torch.finfo(h.dtype).max - 1000``): computed
+    unconditionally before the selection, they change nothing else."""
+    scope = next(
+        (
+            f
+            for f in ast.walk(tree)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in ast.walk(f)
+        ),
+        None,
+    )
+    if scope is None:
+        return []
+    inside = {id(n) for s in node.body for n in ast.walk(s)}
+    outside = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name) and id(n) not in inside}
+    out: list[ast.stmt] = []
+    for s in node.body[:-1]:
+        one = _single_assign([s])
+        if one is None or one[0] in outside or s.lineno != s.end_lineno:
+            break
+        out.append(s)
+    return out
+
+
+def _single_return(body: list[ast.stmt]) -> ast.expr | None:
+    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+        return body[0].value
+    return None
+
+
+def _message(source: str, node: ast.expr | None, default: str) -> str:
+    """A check's message: the string the code gave, or ``default`` (the code, as text). A
+    message built at run time (an f-string of a shape) would be computed on every call."""
+    if isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return default
+
+
+def _assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """``assert c, msg`` and ``if c: raise E(msg)`` on a tensor become
+    ``torch._assert_async(<c as a tensor>, msg)``: the check stays, inside the graph."""
+    if isinstance(node, ast.Assert):
+        cond = _tensor_condition(source, node.test)
+        msg = _message(source, node.msg, f"assert {ast.get_source_segment(source, node.test)}")
+        indent, _ = _indent_and_comment(source, node, node.test)
+        last: ast.stmt = node
+    elif (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and len(node.body) == 1
+        and isinstance(node.body[0], ast.Raise)
+        and node.body[0].exc is not None
+    ):
+        inner = _tensor_condition(source, node.test)
+        cond = None if inner is None else f"torch.logical_not({inner})"
+        raised = node.body[0].exc
+        msg = _message(source, raised, ast.get_source_segment(source, raised) or "check failed")
+        indent, _ = _indent_and_comment(source, node, node.test)
+        last = node.body[0]
+    else:
+        return None
+    if cond is None or "\n" in cond:
+        return None
+    if not _whole_lines(source, node, last):
+        return None
+    return Rewrite(
+        "assert-async",
+        "Check with torch._assert_async inside the graph (a failed check raises RuntimeError; "
+        "on CUDA it is a device-side assert)",
+        path,
+        node.lineno,
+        last.end_lineno or last.lineno,
+        f"{indent}torch._assert_async({cond}, {msg!r})\n",
+        exact=True,
+    )
+
+
+RULES = (_guard_output, _torch_where, _assert_async)
 
 # The library's source line where torch broke: ``<name>.<method>(`` (a call may span lines).
 _LOGGER_CALL = re.compile(r"^\s*[A-Za-z_][\w.()]*\.(\w+)\(")
@@ -302,7 +469,7 @@ def _header_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
 
 def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
     """The rewrites the catalogue has for ``finding`` in ``source`` (its file's text)."""
-    if finding.kind != Kind.GRAPH_BREAK or not in_workspace:
+    if finding.kind not in FIXABLE or not in_workspace:
         return []
     try:
         tree = ast.parse(source)
@@ -311,7 +478,7 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
     if not _imports_torch(tree):
         return []
     node = _statement_at(tree, finding.line)
-    found = [rule(source, node, finding.path) for rule in RULES] if node is not None else []
+    found = [rule(source, node, finding.path, tree) for rule in RULES] if node else []
     found += [_ignore_logger(finding, source, tree), _capture_setting(finding, source, tree)]
     out = []
     for rw in found:

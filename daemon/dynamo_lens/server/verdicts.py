@@ -14,7 +14,7 @@ from typing import Any
 from ..engine.cancel import CancelToken
 from ..engine.source import content_hash
 from ..findings import Finding, Kind, Severity, TargetId
-from ..fixes.catalogue import Rewrite, propose
+from ..fixes.catalogue import FIXABLE, Rewrite, propose
 from .context import Context
 
 _MAX = 256  # verdicts kept; the oldest go first
@@ -86,7 +86,7 @@ class Verdicts:
                     continue
                 for f in report.findings:
                     if (
-                        f.kind == Kind.GRAPH_BREAK
+                        f.kind in FIXABLE
                         and f.path == path
                         and f.line == line
                         and str(f.data.get("gb_type", "")) == gb_type

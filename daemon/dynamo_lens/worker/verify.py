@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import os
 import types
 from collections import Counter
@@ -72,13 +73,30 @@ def _same_shape_fresh(call: Call) -> Call:
     return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
 
 
-def _state(fn: Any) -> dict[str, Any] | None:
-    return copy.deepcopy(fn.state_dict()) if isinstance(fn, torch.nn.Module) else None
+def _stateful(fn: Any) -> dict[str, Any]:
+    """What a target computes with that keeps state between calls, by name: the module itself,
+    or, for a function (a training step), the modules and optimizers of its module's globals.
+    The rewrite's shadow builds its own at import, from wherever the RNG then stood."""
+    fn = inspect.unwrap(fn)
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, torch.nn.Module) or isinstance(owner, torch.nn.Module):
+        return {"": fn if isinstance(fn, torch.nn.Module) else owner}
+    names = getattr(fn, "__globals__", {})
+    kinds = (torch.nn.Module, torch.optim.Optimizer)
+    return {k: v for k, v in names.items() if isinstance(v, kinds)}
 
 
-def _load(fn: Any, state: dict[str, Any] | None) -> None:
-    if state is not None and isinstance(fn, torch.nn.Module):
-        fn.load_state_dict(state)
+def _state(fn: Any) -> dict[str, Any]:
+    return {k: copy.deepcopy(v.state_dict()) for k, v in _stateful(fn).items()}
+
+
+def _load(fn: Any, state: dict[str, Any]) -> None:
+    for k, v in _stateful(fn).items():
+        if k in state:
+            # An optimizer's load keeps the saved tensors (its step then changes them in place).
+            v.load_state_dict(
+                copy.deepcopy(state[k]) if isinstance(v, torch.optim.Optimizer) else state[k]
+            )
 
 
 def _break_keys(findings: list[Finding]) -> Counter[tuple[str, int, str]]:

@@ -6,10 +6,14 @@ from typing import Any
 
 from lsprotocol import types
 
+from ...fixes.catalogue import FIXABLE
 from .. import fixes, verdicts
 from ..summary import hover_markdown
 from .app import CMD, DynamoLensServer, server
 from .convert import code_lens, path_to_uri, rewrite_edit, uri_to_path
+
+# The diagnostics' ``data.kind`` a rewrite can be proposed for.
+_FIXABLE = {k.value for k in FIXABLE}
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -62,7 +66,7 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
                     command=command,
                 )
             )
-        if d.data.get("kind") == "graph_break":
+        if d.data.get("kind") in _FIXABLE:
             actions += _rewrites(ls, uri, text, d)
         md = d.data.get("mark_dynamic")
         if isinstance(md, dict):
