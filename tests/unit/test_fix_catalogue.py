@@ -277,3 +277,20 @@ def test_a_frame_torch_skipped_after_a_break_gets_the_breaks_rewrite() -> None:
     assert rw.rule == "guard-output"
     f.kind = Kind.RECOMPILE
     assert propose(f, MORE, in_workspace=True) == []
+
+
+def test_no_selection_on_a_python_bool_or_between_lists() -> None:
+    src = (
+        "import torch\n\n\ndef f(outs, mask, cached):\n"
+        "    if any(o.max() > 9 for o in outs):\n"
+        "        outs = [o.clamp(-9, 9) for o in outs]\n"
+        "    if torch.equal(mask, cached):\n"
+        "        bias = cached\n"
+        "    else:\n"
+        "        bias = mask\n"
+        "    if mask.any():\n"
+        "        outs = [mask]\n"
+        "    return outs, bias\n"
+    )
+    for text in ("if any(", "if torch.equal", "if mask.any()"):
+        assert propose(_at(src, text), src, in_workspace=True) == [], text

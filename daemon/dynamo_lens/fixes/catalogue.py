@@ -191,11 +191,35 @@ def _single_assign(body: list[ast.stmt]) -> tuple[str, ast.expr] | None:
     return None
 
 
+# Calls that answer with a Python bool, never a tensor: torch.where cannot select on them.
+# (``t.any()`` is a tensor's method and answers with a tensor.)
+_BOOL_BUILTINS = {"any", "all", "isinstance", "hasattr", "callable", "bool"}
+_BOOL_TORCH = {"equal", "is_tensor", "is_floating_point", "is_complex"}
+# Values torch.where cannot select between.
+_CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _python_bool(expr: ast.expr) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    if isinstance(func, ast.Name):
+        return func.id in _BOOL_BUILTINS
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "torch"
+        and func.attr in _BOOL_TORCH
+    )
+
+
 def _tensor_condition(source: str, expr: ast.expr) -> str | None:
     """``expr`` as one tensor expression: Python's ``not``, ``and`` and ``or`` ask a tensor for
     a bool (the break itself), so they become ``torch.logical_*``. None where an operand may be
     a Python value that guards the next (``m is not None and m.any()``): both sides would be
     computed, and the guard was there to stop that."""
+    if _python_bool(expr):
+        return None
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
         inner = _tensor_condition(source, expr.operand)
         return None if inner is None else f"torch.logical_not({inner})"
@@ -248,13 +272,15 @@ def _torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
     helpers = _helpers(source, tree, node)
     then = _single_assign(node.body[len(helpers) :])
     end = node.end_lineno or node.lineno
+    after: ast.expr | None = None
     if then is not None:
         name, value = then
         if node.orelse:
             other = _single_assign(node.orelse)
             if other is None or other[0] != name:
                 return None
-            alt = ast.get_source_segment(source, other[1])
+            after = other[1]
+            alt = ast.get_source_segment(source, after)
         else:
             alt = name
         head = f"{name} = "
@@ -273,6 +299,8 @@ def _torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
         alt = ast.get_source_segment(source, after)
         head = "return "
     cond = _tensor_condition(source, node.test)
+    if isinstance(value, _CONTAINERS) or isinstance(after, _CONTAINERS):
+        return None
     val = ast.get_source_segment(source, value)
     if cond is None or val is None or alt is None or "\n" in cond + val + alt:
         return None
