@@ -298,6 +298,7 @@ def _fix_dict(fix: Any, root: Path) -> dict[str, Any]:
         "verified": fix.verified,
         "checks": fix.checks,
         "why": fix.why,
+        "seconds": round(fix.seconds, 3),
         "diff": diff,
     }
 
@@ -313,7 +314,7 @@ def _fix_text(report: list[Any], applied: list[Any], root: Path) -> str:
         lines.append(f"  reported by {', '.join(d['targets'])}")
         if d["rule"]:
             state = "verified" if d["verified"] else "not verified"
-            lines.append(f"  {d['rule']}: {d['title']} ({state})")
+            lines.append(f"  {d['rule']}: {d['title']} ({state} in {d['seconds']:.1f} s)")
         for c in d["checks"]:
             mark = "ok  " if c["ok"] else "FAIL"
             lines.append(f"    {mark} {c['name']}" + (f": {c['detail']}" if c["detail"] else ""))

@@ -5,6 +5,7 @@ for a module-wide setting)."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ class Fix:
     verified: bool = False
     checks: list[dict[str, Any]] = field(default_factory=list)  # the worker's, for ``rewrite``
     why: str = ""  # why nothing is offered as verified, in words
+    seconds: float = 0.0  # spent verifying this break's rewrites: what the user waits for
 
     @property
     def site(self) -> tuple[str, int, str]:
@@ -53,6 +55,7 @@ def fixes_for(
     setting), and the first that passes is kept."""
     out = []
     for fix in _breaks(result):
+        started = time.perf_counter()
         f = fix.finding
         if not engine.workspace.contains(f.path):
             fix.why = "the break is in a library: only the workspace's files are edited"
@@ -94,6 +97,7 @@ def fixes_for(
             else:
                 fix.verified = True
                 break
+        fix.seconds = time.perf_counter() - started
         out.append(fix)
     return out
 
