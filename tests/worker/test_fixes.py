@@ -282,10 +282,12 @@ def test_a_function_on_a_module_level_model_is_compared_with_the_originals_weigh
 
 
 def test_a_print_that_makes_torch_skip_the_frame_is_guarded(ws: Path) -> None:
-    # A break in a loop: torch reports the frame run eagerly (a fallback), not a break.
+    # A break in a loop: torch from 2.13 on reports the frame run eagerly (a fallback), not a
+    # break; torch 2.8 reports the break in the block. The same rewrite fixes either.
     line = here(ws, "loop_print.py", "print")
     _, before, _ = check_json("loop_print.py", "--checks", "breaks", cwd=ws)
-    assert [(f["kind"], f["line"]) for f in before["findings"]] == [("fallback", line)]
+    ((kind, at),) = [(f["kind"], f["line"]) for f in before["findings"]]
+    assert at == line and kind in ("fallback", "graph_break"), before["findings"]
     doc = _fix(ws, "loop_print.py", "--apply")
     (fix,) = doc["applied"]  # type: ignore[misc]
     assert fix["line"] == line and fix["rule"] == "guard-output" and fix["verified"], fix
