@@ -349,7 +349,7 @@ def _single_return(body: list[ast.stmt]) -> ast.expr | None:
     return None
 
 
-def _message(source: str, node: ast.expr | None, default: str) -> str:
+def _message(node: ast.expr | None, default: str) -> str:
     """A check's message: the string the code gave, or ``default`` (the code, as text). A
     message built at run time (an f-string of a shape) would be computed on every call."""
     if isinstance(node, ast.Call) and node.args:
@@ -364,8 +364,7 @@ def _assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> R
     ``torch._assert_async(<c as a tensor>, msg)``: the check stays, inside the graph."""
     if isinstance(node, ast.Assert):
         cond = _tensor_condition(source, node.test)
-        msg = _message(source, node.msg, f"assert {ast.get_source_segment(source, node.test)}")
-        indent, _ = _indent_and_comment(source, node, node.test)
+        msg = _message(node.msg, f"assert {ast.get_source_segment(source, node.test)}")
         last: ast.stmt = node
     elif (
         isinstance(node, ast.If)
@@ -377,15 +376,13 @@ def _assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> R
         inner = _tensor_condition(source, node.test)
         cond = None if inner is None else f"torch.logical_not({inner})"
         raised = node.body[0].exc
-        msg = _message(source, raised, ast.get_source_segment(source, raised) or "check failed")
-        indent, _ = _indent_and_comment(source, node, node.test)
+        msg = _message(raised, ast.get_source_segment(source, raised) or "check failed")
         last = node.body[0]
     else:
         return None
-    if cond is None or "\n" in cond:
+    if cond is None or "\n" in cond or not _whole_lines(source, node, last):
         return None
-    if not _whole_lines(source, node, last):
-        return None
+    indent, _ = _indent_and_comment(source, node, node.test)
     return Rewrite(
         "assert-async",
         "Check with torch._assert_async inside the graph (a failed check raises RuntimeError; "
