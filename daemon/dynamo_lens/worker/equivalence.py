@@ -14,7 +14,7 @@ from torch.utils._pytree import keystr, tree_flatten_with_path
 from ..findings import Finding, Kind, Severity
 from ..texts.locate import name_span
 from .devices import place
-from .usercode import Call, Target
+from .usercode import Call, Target, eager_of
 
 # (rtol, atol) per dtype. assert_close's defaults assume the same kernels; compiled code fuses
 # and reorders reductions, so float32 gets torch's inductor test tolerance.
@@ -219,7 +219,7 @@ def run_pair(
         kw["mode"] = mode
     compiled = torch.compile(fn, **kw)
     torch.manual_seed(0)
-    eager_out, eager_g = forward_and_grads(fn, call, grads)
+    eager_out, eager_g = forward_and_grads(eager_of(fn), call, grads, params_of=fn)
     torch.manual_seed(0)
     comp_out, comp_g = forward_and_grads(compiled, call, grads, params_of=fn)
     return eager_out, comp_out, eager_g, comp_g

@@ -24,7 +24,7 @@ from ..findings import Finding, Frame, TargetId, TargetReport, dedupe, to_wire
 from ..fixes.catalogue import Rewrite
 from ..texts.errors import error_from_exception, safe_str
 from ..texts.locate import Workspace
-from . import breaks, devices, equivalence, recompiles, settings, timings, verify
+from . import breaks, devices, equivalence, lastcheck, recompiles, settings, timings, verify
 from .cancel import Cancelled
 from .usercode import (
     Target,
@@ -175,7 +175,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     skipped: list[str] = []
     for ti, target in enumerate(targets):
         tid = str(TargetId.parse(target.name)._replace(file=_rel(unit.path, ws)))
-        run = _TargetRun(target, ws, cfg, env, checks, tid)
+        run = _TargetRun(target, ws, cfg, env, checks, tid, path)
         reports.append(
             run.execute(
                 progress,
@@ -206,8 +206,10 @@ class _TargetRun:
         env: dict[str, Any],
         checks: list[str],
         name: str,
+        path: Path,
     ) -> None:
         self.target, self.ws, self.cfg, self.checks, self.name = target, ws, cfg, checks, name
+        self.path = str(path)  # the file analysed (the target may be defined in another)
         self.findings: list[Finding] = []
         self.skipped: list[str] = []  # a guess's failures: logged, never error findings
         self.report = TargetReport(
@@ -245,6 +247,7 @@ class _TargetRun:
     def _breaks(self) -> None:
         t = self.target
         res = breaks.find_breaks(t.fn, t.calls[0], self.ws, self.name, self.anchor)
+        lastcheck.remember(self.path, t.name, t.calls[0], self.ws, res.findings)
         self.findings.extend(res.findings)
         self.report.graph_count = res.graph_count
         # A copy: the environment dict is shared by the job's targets.

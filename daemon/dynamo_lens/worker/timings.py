@@ -14,7 +14,7 @@ from torch.utils import benchmark
 
 from ..findings import DeviceTiming
 from .devices import place, sync
-from .usercode import Call, Target
+from .usercode import Call, Target, eager_of
 
 # Below this an eager call is dominated by Python and launch overhead, not the model's math.
 SMALL_CALL_SECONDS = 200e-6
@@ -60,8 +60,8 @@ def measure(
     torch.set_num_threads(threads)
     try:
         with torch.no_grad():
-            eager_first = _first_call(fn, call, device)
-            eager_median, eager_iqr, n_eager = _steady(fn, call, min_run_time, threads)
+            eager_first = _first_call(eager_of(fn), call, device)
+            eager_median, eager_iqr, n_eager = _steady(eager_of(fn), call, min_run_time, threads)
             compiled = torch.compile(fn, **kw)
             cold = _first_call(compiled, call, device)
             comp_median, comp_iqr, n_comp = _steady(compiled, call, min_run_time, threads)

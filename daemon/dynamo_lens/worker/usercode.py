@@ -220,6 +220,15 @@ def _as_call(item: Any, where: str) -> tuple[Any, Call]:
     return target, Call(tuple(args), dict(kwargs))
 
 
+def eager_of(fn: Any) -> Any:
+    """What ``fn`` runs without torch.compile: the function a ``@torch.compile`` decorator
+    wrapped, an ``OptimizedModule``'s module, else ``fn``. A target may come compiled; its eager
+    baseline must not be (nor pay a compile on each call after a reset)."""
+    if isinstance(fn, torch._dynamo.eval_frame.OptimizedModule):
+        return fn._orig_mod
+    return getattr(fn, "_torchdynamo_orig_callable", fn)
+
+
 def _target_location(fn: Any) -> tuple[str, int]:
     obj = type(fn) if isinstance(fn, nn.Module) else inspect.unwrap(fn)
     try:

@@ -33,12 +33,12 @@ from torch.utils._pytree import tree_map
 from ..findings import Finding, Frame, Kind
 from ..fixes.catalogue import Rewrite
 from ..texts.locate import Workspace
-from . import torchcompat
+from . import lastcheck, torchcompat
 from .breaks import anchor_of, collect_sites, find_breaks, to_finding
 from .equivalence import compare, forward_and_grads, trains
 from .shadow import import_shadowed, shadowed
 from .tracecapture import GraphBreakLog
-from .usercode import Call, Target, import_file, purge_workspace_modules
+from .usercode import Call, Target, eager_of, import_file, purge_workspace_modules
 
 
 @dataclass
@@ -202,8 +202,9 @@ def verify(
     for call in calls:
         _load(original.fn, state)
         torch.manual_seed(0)
-        eager0.append(forward_and_grads(original.fn, _clone(call), grads))
-    # Traced again, not taken from the check: the same raw findings as ``after`` below.
+        eager0.append(forward_and_grads(eager_of(original.fn), _clone(call), grads, original.fn))
+    # The raw findings, as ``after`` below (not the check's reported ones: filtered, merged):
+    # those the check just traced when this original is the one it traced, else traced now.
     # Anchored as the check's are: a break all inside a library shows at the target's call
     # site; in the rewrite, where that line moved (the shadow's text is not on disk to parse).
     anchor0 = anchor_of(original, ws)
@@ -211,8 +212,10 @@ def verify(
     if anchor0 is not None and os.path.realpath(anchor0.path) == os.path.realpath(edited):
         moved_to = rewrite.new_line(anchor0.line)
         anchor1 = dataclasses.replace(anchor0, line=moved_to) if moved_to else None
-    found0 = find_breaks(original.fn, _clone(calls[0]), ws, label, anchor0)
-    before = _break_keys(found0.findings)
+    found0 = lastcheck.recall(str(path), original.name, calls[0], ws)
+    if found0 is None:
+        found0 = find_breaks(original.fn, _clone(calls[0]), ws, label, anchor0).findings
+    before = _break_keys(found0)
     series = [calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:]]
 
     with shadowed(edited, rewrite.apply(source), ws):
@@ -231,7 +234,7 @@ def verify(
         for call, (out0, g0) in zip(calls, eager0, strict=True):
             _load(fixed.fn, state)
             torch.manual_seed(0)
-            out1, g1 = forward_and_grads(fixed.fn, _clone(call), grads)
+            out1, g1 = forward_and_grads(eager_of(fixed.fn), _clone(call), grads, fixed.fn)
             diffs += compare(out1, out0, grad=False, label="output", **rtol_atol)
             if grads:
                 diffs += compare(g1, g0, grad=True, label="grad", **rtol_atol)
