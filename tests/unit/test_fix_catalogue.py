@@ -294,3 +294,23 @@ def test_no_selection_on_a_python_bool_or_between_lists() -> None:
     )
     for text in ("if any(", "if torch.equal", "if mask.any()"):
         assert propose(_at(src, text), src, in_workspace=True) == [], text
+
+
+def test_a_disabled_helper_that_only_computes_is_traced_non_strictly() -> None:
+    src = (
+        "import torch\n\nSTATS = []\n\n\n@torch.compiler.disable\n"
+        "def stats(name, t):\n    m = t.mean()\n    return {name: (m, t.std())}\n\n\n"
+        "@torch._dynamo.disable\n"
+        "def keep(t):\n    STATS.append(t.mean())\n    return t\n\n\n"
+        "def f(x):\n    stats('h', x)\n    keep(x)\n    return x\n"
+    )
+    (rw,) = propose(_at(src, "stats('h'"), src, in_workspace=True)
+    assert rw.rule == "nonstrict-trace" and rw.exact
+    assert (rw.start, rw.end, rw.text) == (6, 6, "@torch._dynamo.nonstrict_trace\n")
+    assert rw.new_line(_at(src, "stats('h'").line) == _at(src, "stats('h'").line
+    ast.parse(rw.apply(src))
+    # A helper with a side effect keeps its marker: non-strict tracing runs it once.
+    assert propose(_at(src, "keep(x)"), src, in_workspace=True) == []
+    for effect in ("global STATS", "t.add_(1)", "t.grad = None", "print(t)"):
+        other = src.replace("    m = t.mean()\n", f"    {effect}\n    m = t.mean()\n")
+        assert propose(_at(other, "stats('h'"), other, in_workspace=True) == [], effect

@@ -325,3 +325,17 @@ def test_check_carries_fixes_in_json_and_sarif(ws: Path) -> None:
     (change,) = fixes[0]["artifactChanges"]
     assert change["artifactLocation"] == {"uri": "branchy.py", "uriBaseId": "%SRCROOT%"}
     assert change["replacements"][0]["deletedRegion"]["startColumn"] == 1
+
+
+def test_a_disabled_helper_that_only_computes_is_traced_into_the_graph(ws: Path) -> None:
+    pure, effect = here(ws, "disabled_helper.py", "pure"), here(ws, "disabled_helper.py", "effect")
+    _, before, _ = check_json("disabled_helper.py", "--checks", "breaks", cwd=ws)
+    assert {f["line"] for f in before["findings"]} == {pure, effect}, before["findings"]
+    doc = _fix(ws, "disabled_helper.py", "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["line"] == pure and fix["rule"] == "nonstrict-trace" and fix["verified"], fix
+    lines = (ws / "disabled_helper.py").read_text().splitlines()
+    assert lines.count("@torch._dynamo.nonstrict_trace") == 1
+    assert lines.count("@torch.compiler.disable") == 1  # the recording helper keeps it
+    _, after, _ = check_json("disabled_helper.py", "--checks", "breaks", cwd=ws)
+    assert [f["line"] for f in after["findings"]] == [effect], after["findings"]

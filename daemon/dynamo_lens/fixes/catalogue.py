@@ -16,6 +16,10 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   become ``torch._assert_async``: the check stays, inside the graph. Exact in value; a failed
   check raises ``RuntimeError`` instead (on CUDA, a device-side assert), as the title says.
 
+- ``nonstrict-trace``: the call of a helper of the same file that ``@torch.compiler.disable``
+  keeps out of the graph, where the helper only computes (no side effect non-strict tracing
+  would run once), gets ``@torch._dynamo.nonstrict_trace`` instead. Exact in eager.
+
 - ``ignore-logger``: a break torch reports inside a library's logger call (transformers'
   ``logger.warning_once``) gets, in the user's file, the documented escape hatch after its
   imports: ``torch._dynamo.config.ignore_logger_methods.add(logging.Logger.<method>)``. Torch
@@ -395,7 +399,66 @@ def _assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> R
     )
 
 
-RULES = (_guard_output, _torch_where, _assert_async)
+# A helper that only computes: a call of one of these, or a method that mutates, is a side
+# effect that non-strict tracing would run once, at trace time, instead of on every call.
+_PURE_BUILTINS = {"len", "tuple", "list", "dict", "float", "int", "bool", "min", "max", "sum"}
+_PURE_BUILTINS |= {"abs", "range", "zip", "enumerate", "isinstance", "str"}
+_MUTATING = {"append", "extend", "update", "add", "insert", "remove", "pop", "clear"}
+_MUTATING |= {"setdefault", "write", "save", "register_buffer", "copy_"}
+_DISABLE = {"torch.compiler.disable", "torch._dynamo.disable"}
+
+
+def _pure(fn: ast.FunctionDef) -> bool:
+    """Whether ``fn``'s body only computes from its arguments and returns: no ``global``,
+    no stores but to local names, no calls but torch's, tensors' and a few pure builtins."""
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Global, ast.Nonlocal, ast.Delete, ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
+            return False
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id not in _PURE_BUILTINS:
+                return False
+            if isinstance(f, ast.Attribute) and (f.attr in _MUTATING or f.attr.endswith("_")):
+                return False
+    return True
+
+
+def _nonstrict_trace(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """A call of a helper of this file marked ``@torch.compiler.disable`` (torch runs it
+    eagerly, breaking the graph around it) whose body only computes: the marker becomes
+    ``@torch._dynamo.nonstrict_trace``, and torch traces the helper into the graph without
+    Dynamo's bytecode analysis. A helper with side effects keeps its marker: non-strict
+    tracing would run them once, at trace time."""
+    called = {
+        c.func.id
+        for c in ast.walk(node)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+    }
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or fn.name not in called:
+            continue
+        for dec in fn.decorator_list:
+            if ast.unparse(dec) in _DISABLE and dec.lineno == dec.end_lineno and _pure(fn):
+                line = source.splitlines(keepends=True)[dec.lineno - 1]
+                if line.strip() != "@" + ast.unparse(dec):
+                    return None  # a comment or another decorator on the line: left alone
+                indent = line[: len(line) - len(line.lstrip())]
+                return Rewrite(
+                    "nonstrict-trace",
+                    f"Trace {fn.name}() into the graph (torch._dynamo.nonstrict_trace) "
+                    "instead of running it eagerly",
+                    path,
+                    dec.lineno,
+                    dec.lineno,
+                    f"{indent}@torch._dynamo.nonstrict_trace\n",
+                    exact=True,  # in eager the marker only calls the helper
+                )
+    return None
+
+
+RULES = (_guard_output, _torch_where, _assert_async, _nonstrict_trace)
 
 # The library's source line where torch broke: ``<name>.<method>(`` (a call may span lines).
 _LOGGER_CALL = re.compile(r"^\s*[A-Za-z_][\w.()]*\.(\w+)\(")
