@@ -279,11 +279,36 @@ def test_a_frame_torch_skipped_after_a_break_gets_the_breaks_rewrite() -> None:
     assert propose(f, MORE, in_workspace=True) == []
 
 
+def test_any_over_tensor_tests_is_stacked_and_a_mapped_list_selected_element_wise() -> None:
+    src = (
+        "import torch\n\n\ndef f(outs, outs_cond):\n"
+        "    if not all(o.max() > 9 for o in outs):  # clip\n"
+        "        outs = [o.clamp(-9, 9) for o in outs]\n"
+        "    return outs\n"
+    )
+    rw = _only(src, "if not all(")
+    assert rw.rule == "torch-where" and rw.exact and (rw.start, rw.end) == (5, 6)
+    assert rw.text == (
+        "    outs_cond2 = torch.logical_not(torch.stack([o.max() > 9 for o in outs]).all())"
+        "  # clip\n"
+        "    outs = [torch.where(outs_cond2, o.clamp(-9, 9), o) for o in outs]\n"
+    )
+    for other in (
+        "if any(o.max() > 9 for o in outs if o.numel()):",  # a Python filter
+        "if any(flags):",  # not a comprehension: its items may be Python bools
+        "if any(o.max() > 9 for o in outs) and outs:",  # a Python guard
+    ):
+        changed = src.replace("if not all(o.max() > 9 for o in outs):", other)
+        assert propose(_at(changed, "    if "), changed, in_workspace=True) == [], other
+    other = src.replace("for o in outs]\n", "for o in others]\n")  # not a map of itself
+    assert propose(_at(other, "if not all("), other, in_workspace=True) == []
+
+
 def test_no_selection_on_a_python_bool_or_between_lists() -> None:
     src = (
         "import torch\n\n\ndef f(outs, mask, cached):\n"
         "    if any(o.max() > 9 for o in outs):\n"
-        "        outs = [o.clamp(-9, 9) for o in outs]\n"
+        "        outs = [mask, cached]\n"
         "    if torch.equal(mask, cached):\n"
         "        bias = cached\n"
         "    else:\n"

@@ -1,0 +1,259 @@
+"""Rules for a Python branch on a tensor's value (torch must ask the tensor for a bool: a break):
+the branch becomes a selection (``torch.where``) or a check inside the graph
+(``torch._assert_async``). Torch-free."""
+
+from __future__ import annotations
+
+import ast
+
+from .rewrite import (
+    Rewrite,
+    following,
+    fresh_name,
+    indent_and_comment,
+    single_assign,
+    single_return,
+    whole_lines,
+)
+
+# Calls that answer with a Python bool, never a tensor: torch.where cannot select on them.
+# (``t.any()`` is a tensor's method and answers with a tensor.)
+_BOOL_BUILTINS = {"any", "all", "isinstance", "hasattr", "callable", "bool"}
+_BOOL_TORCH = {"equal", "is_tensor", "is_floating_point", "is_complex"}
+# Values torch.where cannot select between.
+_CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _python_bool(expr: ast.expr) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    if isinstance(func, ast.Name):
+        return func.id in _BOOL_BUILTINS
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "torch"
+        and func.attr in _BOOL_TORCH
+    )
+
+
+def _tensor_condition(source: str, expr: ast.expr) -> str | None:
+    """``expr`` as one tensor expression: Python's ``not``, ``and`` and ``or`` ask a tensor for
+    a bool (the break itself), so they become ``torch.logical_*``. None where an operand may be
+    a Python value that guards the next (``m is not None and m.any()``): both sides would be
+    computed, and the guard was there to stop that."""
+    stacked = _stacked(source, expr)
+    if stacked is not None:
+        return stacked
+    if _python_bool(expr):
+        return None
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = _tensor_condition(source, expr.operand)
+        return None if inner is None else f"torch.logical_not({inner})"
+    if isinstance(expr, ast.BoolOp):
+        parts = []
+        for v in expr.values:
+            if isinstance(v, (ast.Name, ast.Constant, ast.Attribute)) or (
+                isinstance(v, ast.Compare)
+                and any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in v.ops)
+            ):
+                return None
+            part = _tensor_condition(source, v)
+            if part is None:
+                return None
+            parts.append(part)
+        fn = "torch.logical_and" if isinstance(expr.op, ast.And) else "torch.logical_or"
+        out = parts[0]
+        for part in parts[1:]:
+            out = f"{fn}({out}, {part})"
+        return out
+    return ast.get_source_segment(source, expr)
+
+
+def _one_loop(comp: ast.expr) -> ast.comprehension | None:
+    """The loop of ``[elt for v in xs]`` (or a generator): one ``for`` over a name, no ``if``."""
+    if not isinstance(comp, (ast.GeneratorExp, ast.ListComp)) or len(comp.generators) != 1:
+        return None
+    loop = comp.generators[0]
+    if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name):
+        return None
+    return loop
+
+
+def _stacked(source: str, expr: ast.expr) -> str | None:
+    """``any(<tensor test> for v in xs)`` (or ``all``) as one tensor:
+    ``torch.stack([<test> for v in xs]).any()``. Python's ``any`` asks each tensor for a bool
+    (the break); the stack asks none. Its tests must be tensors of one shape, and ``xs`` not
+    empty: verification runs it."""
+    if not (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id in ("any", "all")
+        and len(expr.args) == 1
+        and not expr.keywords
+    ):
+        return None
+    comp = expr.args[0]
+    loop = _one_loop(comp)
+    if loop is None:
+        return None
+    assert isinstance(comp, (ast.GeneratorExp, ast.ListComp))
+    elt = ast.get_source_segment(source, comp.elt)
+    xs = ast.get_source_segment(source, loop.iter)
+    v = ast.get_source_segment(source, loop.target)
+    if elt is None or xs is None or v is None:
+        return None
+    return f"torch.stack([{elt} for {v} in {xs}]).{expr.func.id}()"
+
+
+def _mapped(source: str, name: str, value: ast.expr) -> tuple[str, str] | None:
+    """``name = [f(v) for v in name]``: the element and the loop variable, as text."""
+    loop = _one_loop(value)
+    if loop is None or not isinstance(value, ast.ListComp):
+        return None
+    if not (isinstance(loop.iter, ast.Name) and loop.iter.id == name):
+        return None
+    elt = ast.get_source_segment(source, value.elt)
+    assert isinstance(loop.target, ast.Name)
+    return (elt, loop.target.id) if elt is not None else None
+
+
+def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """``if c: x = a [else: x = b]`` becomes ``x = torch.where(c, a, x or b)``, and
+    ``if c: return a`` followed by (or ``else:``) ``return b`` becomes
+    ``return torch.where(c, a, b)``."""
+    if not isinstance(node, ast.If):
+        return None
+    helpers = _helpers(source, tree, node)
+    then = single_assign(node.body[len(helpers) :])
+    end = node.end_lineno or node.lineno
+    after: ast.expr | None = None
+    if then is not None:
+        name, value = then
+        if node.orelse:
+            other = single_assign(node.orelse)
+            if other is None or other[0] != name:
+                return None
+            after = other[1]
+            alt = ast.get_source_segment(source, after)
+        else:
+            alt = name
+        head = f"{name} = "
+    else:
+        returned = single_return(node.body)
+        if returned is None:
+            return None
+        value = returned
+        after = single_return(node.orelse) if node.orelse else None
+        if after is None and not node.orelse:
+            nxt = following(tree, node)
+            after = single_return([nxt]) if nxt is not None else None
+            end = (nxt.end_lineno or nxt.lineno) if nxt is not None else end
+        if after is None:
+            return None
+        alt = ast.get_source_segment(source, after)
+        head = "return "
+    cond = _tensor_condition(source, node.test)
+    indent, comment = indent_and_comment(source, node, node.test)
+    mapped = _mapped(source, then[0], then[1]) if then is not None and not node.orelse else None
+    if then is not None and mapped is not None and cond is not None and "\n" not in cond:
+        # ``xs = [f(v) for v in xs]`` under a condition: each element selected, the condition
+        # computed once, before.
+        (name, _), (elt, v) = then, mapped
+        flag = fresh_name(tree, f"{name}_cond")
+        text = "".join(f"{indent}{ast.get_source_segment(source, h)}\n" for h in helpers)
+        text += f"{indent}{flag} = {cond}{comment}\n"
+        text += f"{indent}{name} = [torch.where({flag}, {elt}, {v}) for {v} in {name}]\n"
+        return _where_rewrite(path, node.lineno, end, text)
+    if isinstance(value, _CONTAINERS) or isinstance(after, _CONTAINERS):
+        return None
+    val = ast.get_source_segment(source, value)
+    if cond is None or val is None or alt is None or "\n" in cond + val + alt:
+        return None
+    text = "".join(f"{indent}{ast.get_source_segment(source, h)}\n" for h in helpers)
+    text += f"{indent}{head}torch.where({cond}, {val}, {alt}){comment}\n"
+    return _where_rewrite(path, node.lineno, end, text)
+
+
+def _where_rewrite(path: str, start: int, end: int, text: str) -> Rewrite:
+    return Rewrite(
+        "torch-where",
+        "Select with torch.where instead of branching on a tensor",
+        path,
+        start,
+        end,
+        text,
+        exact=True,
+    )
+
+
+def _helpers(source: str, tree: ast.Module, node: ast.If) -> list[ast.stmt]:
+    """The one-line ``name = value`` statements that open the branch and that nothing outside
+    it reads or writes (``clamp_value = torch.finfo(h.dtype).max - 1000``): computed
+    unconditionally before the selection, they change nothing else."""
+    scope = next(
+        (
+            f
+            for f in ast.walk(tree)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in ast.walk(f)
+        ),
+        None,
+    )
+    if scope is None:
+        return []
+    inside = {id(n) for s in node.body for n in ast.walk(s)}
+    outside = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name) and id(n) not in inside}
+    out: list[ast.stmt] = []
+    for s in node.body[:-1]:
+        one = single_assign([s])
+        if one is None or one[0] in outside or s.lineno != s.end_lineno:
+            break
+        out.append(s)
+    return out
+
+
+def _message(node: ast.expr | None, default: str) -> str:
+    """A check's message: the string the code gave, or ``default`` (the code, as text). A
+    message built at run time (an f-string of a shape) would be computed on every call."""
+    if isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return default
+
+
+def assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """``assert c, msg`` and ``if c: raise E(msg)`` on a tensor become
+    ``torch._assert_async(<c as a tensor>, msg)``: the check stays, inside the graph."""
+    if isinstance(node, ast.Assert):
+        cond = _tensor_condition(source, node.test)
+        msg = _message(node.msg, f"assert {ast.get_source_segment(source, node.test)}")
+        last: ast.stmt = node
+    elif (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and len(node.body) == 1
+        and isinstance(node.body[0], ast.Raise)
+        and node.body[0].exc is not None
+    ):
+        inner = _tensor_condition(source, node.test)
+        cond = None if inner is None else f"torch.logical_not({inner})"
+        raised = node.body[0].exc
+        msg = _message(raised, ast.get_source_segment(source, raised) or "check failed")
+        last = node.body[0]
+    else:
+        return None
+    if cond is None or "\n" in cond or not whole_lines(source, node, last):
+        return None
+    indent, _ = indent_and_comment(source, node, node.test)
+    return Rewrite(
+        "assert-async",
+        "Check with torch._assert_async inside the graph (a failed check raises RuntimeError; "
+        "on CUDA it is a device-side assert)",
+        path,
+        node.lineno,
+        last.end_lineno or last.lineno,
+        f"{indent}torch._assert_async({cond}, {msg!r})\n",
+        exact=True,
+    )

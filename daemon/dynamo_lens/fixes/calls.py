@@ -1,0 +1,122 @@
+"""Rules for calls torch runs eagerly, breaking the graph around them: output (``print``, a
+logger, ``warnings.warn``) kept to eager with ``is_compiling()``, and a ``@torch.compiler.disable``d
+helper that only computes traced non-strictly. Torch-free."""
+
+from __future__ import annotations
+
+import ast
+
+from .rewrite import Rewrite, lines_of, whole_lines
+
+LOGGER_METHODS = {
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "log",
+    "warning_once",
+    "info_once",
+}
+
+
+def _is_output_call(node: ast.stmt) -> bool:
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    func = node.value.func
+    if isinstance(func, ast.Name):
+        return func.id == "print"
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "warnings":
+            return func.attr == "warn"
+        return func.attr in LOGGER_METHODS
+    return False
+
+
+def _only_output(node: ast.stmt) -> bool:
+    """An output call, or an ``if`` that does nothing but output (``if pad in ids:
+    logger.warning(...)``): its test is computed only to decide what to say."""
+    if isinstance(node, ast.If):
+        return all(_only_output(s) for s in node.body + node.orelse)
+    return _is_output_call(node)
+
+
+def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    if not _only_output(node) or not whole_lines(source, node, node):
+        return None
+    body = lines_of(source, node)
+    first = body[0]
+    indent = first[: len(first) - len(first.lstrip())]
+    text = f"{indent}if not torch.compiler.is_compiling():\n" + "".join(
+        ("    " + ln if ln.strip() else ln) for ln in body
+    )
+    return Rewrite(
+        "guard-output",
+        "Run the output call only in eager (torch.compiler.is_compiling())",
+        path,
+        node.lineno,
+        node.end_lineno or node.lineno,
+        text,
+        exact=True,
+    )
+
+
+# A helper that only computes: a call of one of these, or a method that mutates, is a side
+# effect that non-strict tracing would run once, at trace time, instead of on every call.
+_PURE_BUILTINS = {"len", "tuple", "list", "dict", "float", "int", "bool", "min", "max", "sum"}
+_PURE_BUILTINS |= {"abs", "range", "zip", "enumerate", "isinstance", "str"}
+_MUTATING = {"append", "extend", "update", "add", "insert", "remove", "pop", "clear"}
+_MUTATING |= {"setdefault", "write", "save", "register_buffer", "copy_"}
+_DISABLE = {"torch.compiler.disable", "torch._dynamo.disable"}
+
+
+def _pure(fn: ast.FunctionDef) -> bool:
+    """Whether ``fn``'s body only computes from its arguments and returns: no ``global``,
+    no stores but to local names, no calls but torch's, tensors' and a few pure builtins."""
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Global, ast.Nonlocal, ast.Delete, ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
+            return False
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id not in _PURE_BUILTINS:
+                return False
+            if isinstance(f, ast.Attribute) and (f.attr in _MUTATING or f.attr.endswith("_")):
+                return False
+    return True
+
+
+def nonstrict_trace(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """A call of a helper of this file marked ``@torch.compiler.disable`` (torch runs it
+    eagerly, breaking the graph around it) whose body only computes: the marker becomes
+    ``@torch._dynamo.nonstrict_trace``, and torch traces the helper into the graph without
+    Dynamo's bytecode analysis. A helper with side effects keeps its marker: non-strict
+    tracing would run them once, at trace time."""
+    called = {
+        c.func.id
+        for c in ast.walk(node)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+    }
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or fn.name not in called:
+            continue
+        for dec in fn.decorator_list:
+            if ast.unparse(dec) in _DISABLE and dec.lineno == dec.end_lineno and _pure(fn):
+                line = source.splitlines(keepends=True)[dec.lineno - 1]
+                if line.strip() != "@" + ast.unparse(dec):
+                    return None  # a comment or another decorator on the line: left alone
+                indent = line[: len(line) - len(line.lstrip())]
+                return Rewrite(
+                    "nonstrict-trace",
+                    f"Trace {fn.name}() into the graph (torch._dynamo.nonstrict_trace) "
+                    "instead of running it eagerly",
+                    path,
+                    dec.lineno,
+                    dec.lineno,
+                    f"{indent}@torch._dynamo.nonstrict_trace\n",
+                    exact=True,  # in eager the marker only calls the helper
+                )
+    return None

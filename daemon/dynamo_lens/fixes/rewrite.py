@@ -1,0 +1,139 @@
+"""What every rule of the catalogue produces (a ``Rewrite``: whole lines of a file replaced) and
+the reading of the source they share. Torch-free."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass
+
+from ..findings import Kind
+
+_MODULE_WIDE = {"ignore-logger", "capture-setting"}
+
+# What a rewrite can be for: a graph break, and a frame torch then runs eagerly (a break in a
+# loop makes torch skip the whole frame: the break's line is still the cause).
+FIXABLE = frozenset({Kind.GRAPH_BREAK, Kind.FALLBACK})
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Lines ``start``..``end`` (1-based, inclusive) of ``path`` replaced by ``text``."""
+
+    rule: str
+    title: str
+    path: str
+    start: int
+    end: int
+    text: str  # whole lines, each ending in a newline
+    exact: bool  # outputs must be bitwise equal (else within the dtype's tolerance)
+
+    @property
+    def module_wide(self) -> bool:
+        """A setting at import: it changes every target of the file, so it is verified
+        against each of them, not only those that reported the break."""
+        return self.rule in _MODULE_WIDE
+
+    def apply(self, source: str) -> str:
+        lines = source.splitlines(keepends=True)
+        return "".join([*lines[: self.start - 1], self.text, *lines[self.end :]])
+
+    @property
+    def delta(self) -> int:
+        return self.text.count("\n") - (self.end - self.start + 1)
+
+    def new_line(self, old: int) -> int | None:
+        """Where original line ``old`` sits after the rewrite; None inside the replaced lines."""
+        if old < self.start:
+            return old
+        if old > self.end:
+            return old + self.delta
+        return None
+
+    def diff(self, source: str, label: str) -> str:
+        return "".join(
+            difflib.unified_diff(
+                source.splitlines(keepends=True),
+                self.apply(source).splitlines(keepends=True),
+                f"a/{label}",
+                f"b/{label}",
+            )
+        )
+
+
+def imports_torch(tree: ast.Module) -> bool:
+    return any(
+        isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None for a in n.names)
+        for n in tree.body
+    )
+
+
+def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost statement that starts on ``line``."""
+    best: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or node.lineno != line:
+            continue
+        if best is None or node.col_offset >= best.col_offset:
+            best = node
+    return best
+
+
+def lines_of(source: str, node: ast.stmt) -> list[str]:
+    lines = source.splitlines(keepends=True)
+    return lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
+
+
+def whole_lines(source: str, node: ast.stmt, last: ast.stmt) -> bool:
+    """Whether ``node``..``last`` fill their lines (no ``a; print(x)``): only whole lines are
+    replaced."""
+    lines = source.splitlines()
+    first, end = lines[node.lineno - 1], lines[(last.end_lineno or last.lineno) - 1]
+    return node.col_offset == len(first) - len(first.lstrip()) and last.end_col_offset == len(
+        end.split("#")[0].rstrip()
+    )
+
+
+def single_assign(body: list[ast.stmt]) -> tuple[str, ast.expr] | None:
+    if len(body) != 1:
+        return None
+    s = body[0]
+    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+        return s.targets[0].id, s.value
+    return None
+
+
+def single_return(body: list[ast.stmt]) -> ast.expr | None:
+    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+        return body[0].value
+    return None
+
+
+def fresh_name(tree: ast.AST, base: str) -> str:
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    out, i = base, 1
+    while out in used:
+        i += 1
+        out = f"{base}{i}"
+    return out
+
+
+def indent_and_comment(source: str, node: ast.stmt, head: ast.expr) -> tuple[str, str]:
+    """The statement's indentation, and a comment after ``head`` on its first line (kept on
+    the new line)."""
+    first = lines_of(source, node)[0]
+    indent = first[: len(first) - len(first.lstrip())]
+    after = first.rstrip("\r\n")[head.end_col_offset or 0 :]
+    return indent, ("  " + after[after.index("#") :] if "#" in after else "")
+
+
+def following(tree: ast.Module, node: ast.stmt) -> ast.stmt | None:
+    """The statement right after ``node`` in the same block."""
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and node in block:
+                i = block.index(node)
+                return block[i + 1] if i + 1 < len(block) else None
+    return None
