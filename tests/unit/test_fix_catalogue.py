@@ -339,3 +339,50 @@ def test_a_disabled_helper_that_only_computes_is_traced_non_strictly() -> None:
     for effect in ("global STATS", "t.add_(1)", "t.grad = None", "print(t)"):
         other = src.replace("    m = t.mean()\n", f"    {effect}\n    m = t.mean()\n")
         assert propose(_at(other, "stats('h'"), other, in_workspace=True) == [], effect
+
+
+LOOP = """import torch
+
+
+def solve(f, x, tol, n):
+    z = torch.zeros_like(x)
+    for _ in range(n):  # iterate
+        z_next = torch.tanh(f(z) + x)
+        if (z_next - z).norm() < tol:
+            break
+        z = z_next
+    return z
+"""
+
+
+def test_a_loop_that_exits_on_a_tensor_runs_every_iteration_keeping_the_exits_values() -> None:
+    rw = _only(LOOP, "if (z_next")
+    assert rw.rule == "loop-exit" and rw.exact and (rw.start, rw.end) == (6, 10)
+    assert rw.text == (
+        "    exited = torch.zeros((), dtype=torch.bool, device=z.device)\n"
+        "    for _ in range(n):  # iterate\n"
+        "        z_next = torch.tanh(f(z) + x)\n"
+        "        exited = torch.logical_or(exited, (z_next - z).norm() < tol)\n"
+        "        z = torch.where(exited, z, z_next)\n"
+    )
+    assert "computed and discarded" in rw.title
+
+
+def test_a_loop_exit_is_left_where_the_exits_values_are_not_all_kept() -> None:
+    for old, new in (
+        ("    return z\n", "    return z, z_next\n"),  # a value the loop does not carry, read after
+        ("    return z\n", "    return z, _\n"),  # the counter, read after
+        ("    z = torch.zeros_like(x)\n", ""),  # nothing to keep on an exit at once
+        ("        z = z_next\n", "        z = z_next\n        print(z)\n"),  # not an assignment
+        ("        z = z_next\n", "        z = z_next\n    else:\n        z = x\n"),  # for-else
+        ("        z = z_next\n", ""),  # nothing carried
+    ):
+        src = LOOP.replace(old, new)
+        ast.parse(src)
+        assert propose(_at(src, "if (z_next"), src, in_workspace=True) == [], new
+    nested = LOOP.replace(
+        "    for _ in range(n):", "    for _ in range(n):\n     for k in range(2):"
+    )
+    nested = nested.replace("\n        ", "\n         ")
+    ast.parse(nested)
+    assert propose(_at(nested, "if (z_next"), nested, in_workspace=True) == []

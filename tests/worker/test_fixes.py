@@ -339,3 +339,36 @@ def test_a_disabled_helper_that_only_computes_is_traced_into_the_graph(ws: Path)
     assert lines.count("@torch.compiler.disable") == 1  # the recording helper keeps it
     _, after, _ = check_json("disabled_helper.py", "--checks", "breaks", cwd=ws)
     assert [f["line"] for f in after["findings"]] == [effect], after["findings"]
+
+
+def test_a_loop_that_exits_on_a_tensor_test_runs_every_iteration_and_keeps_the_exit(
+    ws: Path,
+) -> None:
+    line = here(ws, "fixed_point.py", "exit")
+    _, before, _ = check_json("fixed_point.py", "--checks", "breaks", cwd=ws)
+    assert [f["line"] for f in before["findings"]] == [line], before["findings"]
+    doc = _fix(ws, "fixed_point.py", "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["rule"] == "loop-exit" and fix["verified"], fix
+    # Verified bitwise, gradients too (the input requires grad): the converged value, not the
+    # thirtieth iteration's (which differs in its last bits or more).
+    assert {c["name"]: c["ok"] for c in fix["checks"]}["outputs equal"] is True
+    _, after, _ = check_json("fixed_point.py", "--checks", "breaks", cwd=ws)
+    assert after["findings"] == []
+
+
+def test_any_over_tensor_tests_and_a_list_rebuilt_from_itself_become_selections(
+    ws: Path,
+) -> None:
+    line = here(ws, "any_heads.py", "any")
+    _, before, _ = check_json("any_heads.py", "--checks", "breaks", cwd=ws)
+    assert line in {f["line"] for f in before["findings"]}, before["findings"]
+    doc = _fix(ws, "any_heads.py", "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["rule"] == "torch-where" and fix["verified"], fix
+    assert (
+        "torch.stack([o.abs().amax() > 1.5 for o in outs]).any()"
+        in (ws / "any_heads.py").read_text()
+    )
+    _, after, _ = check_json("any_heads.py", "--checks", "breaks", cwd=ws)
+    assert after["findings"] == []

@@ -38,7 +38,7 @@ def _python_bool(expr: ast.expr) -> bool:
     )
 
 
-def _tensor_condition(source: str, expr: ast.expr) -> str | None:
+def tensor_condition(source: str, expr: ast.expr) -> str | None:
     """``expr`` as one tensor expression: Python's ``not``, ``and`` and ``or`` ask a tensor for
     a bool (the break itself), so they become ``torch.logical_*``. None where an operand may be
     a Python value that guards the next (``m is not None and m.any()``): both sides would be
@@ -49,7 +49,7 @@ def _tensor_condition(source: str, expr: ast.expr) -> str | None:
     if _python_bool(expr):
         return None
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-        inner = _tensor_condition(source, expr.operand)
+        inner = tensor_condition(source, expr.operand)
         return None if inner is None else f"torch.logical_not({inner})"
     if isinstance(expr, ast.BoolOp):
         parts = []
@@ -59,7 +59,7 @@ def _tensor_condition(source: str, expr: ast.expr) -> str | None:
                 and any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in v.ops)
             ):
                 return None
-            part = _tensor_condition(source, v)
+            part = tensor_condition(source, v)
             if part is None:
                 return None
             parts.append(part)
@@ -154,7 +154,7 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
             return None
         alt = ast.get_source_segment(source, after)
         head = "return "
-    cond = _tensor_condition(source, node.test)
+    cond = tensor_condition(source, node.test)
     indent, comment = indent_and_comment(source, node, node.test)
     mapped = _mapped(source, then[0], then[1]) if then is not None and not node.orelse else None
     if then is not None and mapped is not None and cond is not None and "\n" not in cond:
@@ -227,7 +227,7 @@ def assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
     """``assert c, msg`` and ``if c: raise E(msg)`` on a tensor become
     ``torch._assert_async(<c as a tensor>, msg)``: the check stays, inside the graph."""
     if isinstance(node, ast.Assert):
-        cond = _tensor_condition(source, node.test)
+        cond = tensor_condition(source, node.test)
         msg = _message(node.msg, f"assert {ast.get_source_segment(source, node.test)}")
         last: ast.stmt = node
     elif (
@@ -237,7 +237,7 @@ def assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
         and isinstance(node.body[0], ast.Raise)
         and node.body[0].exc is not None
     ):
-        inner = _tensor_condition(source, node.test)
+        inner = tensor_condition(source, node.test)
         cond = None if inner is None else f"torch.logical_not({inner})"
         raised = node.body[0].exc
         msg = _message(raised, ast.get_source_segment(source, raised) or "check failed")

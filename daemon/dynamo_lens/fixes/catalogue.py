@@ -20,6 +20,10 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   keeps out of the graph, where the helper only computes (no side effect non-strict tracing
   would run once), gets ``@torch._dynamo.nonstrict_trace`` instead. Exact in eager.
 
+- ``loop-exit``: a ``for`` loop that leaves on a tensor test (``if <c>: break`` between
+  ``name = value`` statements) runs every iteration, a flag keeping what it carries as the exit
+  left it (``torch.where``). Exact; the iterations after the exit are computed and discarded.
+
 - ``ignore-logger``: a break torch reports inside a library's logger call (transformers'
   ``logger.warning_once``) gets, in the user's file, the documented escape hatch after its
   imports: ``torch._dynamo.config.ignore_logger_methods.add(logging.Logger.<method>)``. Torch
@@ -43,13 +47,14 @@ import ast
 from ..findings import Finding
 from .branches import assert_async, torch_where
 from .calls import guard_output, nonstrict_trace
+from .loops import loop_exit
 from .rewrite import FIXABLE, Rewrite, imports_torch, statement_at
 from .settings import capture_setting, ignore_logger
 
 __all__ = ["FIXABLE", "Rewrite", "propose"]
 
 # Rules that read the statement at the break's line.
-RULES = (guard_output, torch_where, assert_async, nonstrict_trace)
+RULES = (guard_output, torch_where, assert_async, nonstrict_trace, loop_exit)
 
 
 def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:

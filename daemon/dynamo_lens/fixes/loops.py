@@ -1,0 +1,101 @@
+"""The rule for a ``for`` loop that leaves early on a tensor's value (``if (z_next - z).norm() <
+tol: break``): torch must ask the tensor for a bool, a break inside a loop, so it runs the whole
+frame eagerly. The loop instead runs all its iterations, and a flag, set once the test has held,
+keeps each value the loop carries as it was at the exit (``torch.where``). The values after the
+loop are the early exit's, bitwise; the iterations after it are computed and thrown away, which
+the fix's title says. Torch-free."""
+
+from __future__ import annotations
+
+import ast
+
+from .branches import tensor_condition
+from .rewrite import Rewrite, fresh_name, single_assign, whole_lines
+
+
+def _scope_and_loop(tree: ast.Module, node: ast.If) -> tuple[ast.FunctionDef, ast.For] | None:
+    """The function and the ``for`` loop whose body holds ``node``, the loop a statement of
+    the function's own body (not nested in another loop: what runs after it is then plain)."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for loop in fn.body:
+            if isinstance(loop, ast.For) and node in loop.body:
+                return fn, loop
+    return None
+
+
+def _stored(nodes: list[ast.stmt]) -> set[str]:
+    return {
+        n.id
+        for s in nodes
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    if not (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and len(node.body) == 1
+        and isinstance(node.body[0], ast.Break)
+    ):
+        return None
+    found = _scope_and_loop(tree, node)
+    if found is None:
+        return None
+    fn, loop = found
+    if loop.orelse or not whole_lines(source, loop, loop):
+        return None
+    i = loop.body.index(node)
+    pre, post = loop.body[:i], loop.body[i + 1 :]
+    assigns = [single_assign([s]) for s in pre + post]
+    if not post or any(a is None for a in assigns):
+        return None  # only ``name = value`` around the test: nothing else left or skipped
+    carried = [single_assign([s]) for s in post]
+    # Each carried value must exist before the loop, to be kept when the loop exits at once.
+    before = _stored(fn.body[: fn.body.index(loop)]) | {
+        a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)
+    }
+    if any(c is None or c[0] not in before for c in carried):
+        return None
+    # What the loop computes but does not carry changes on after the exit: nothing after the
+    # loop may read it.
+    after = {
+        n.id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Name)
+        and isinstance(n.ctx, ast.Load)
+        and n.lineno > (loop.end_lineno or 0)
+    }
+    counter = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    if (_stored(pre) | counter) & after:
+        return None
+    cond = tensor_condition(source, node.test)
+    values = [ast.get_source_segment(source, c[1]) for c in carried if c is not None]
+    if cond is None or "\n" in cond or any(v is None or "\n" in v for v in values):
+        return None
+    lines = source.splitlines(keepends=True)
+    head = "".join(lines[loop.lineno - 1 : loop.body[0].lineno - 1])
+    kept = "".join(lines[loop.body[0].lineno - 1 : node.lineno - 1])
+    outer = head[: len(head) - len(head.lstrip())]
+    inner = lines[node.lineno - 1][
+        : len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())
+    ]
+    names = [c[0] for c in carried if c is not None]
+    done = fresh_name(fn, "exited")
+    text = f"{outer}{done} = torch.zeros((), dtype=torch.bool, device={names[0]}.device)\n"
+    text += head + kept + f"{inner}{done} = torch.logical_or({done}, {cond})\n"
+    for n, v in zip(names, values, strict=True):
+        text += f"{inner}{n} = torch.where({done}, {n}, {v})\n"
+    return Rewrite(
+        "loop-exit",
+        "Run every iteration and keep the values the early exit left (torch.where): the "
+        "iterations after it are computed and discarded",
+        path,
+        loop.lineno,
+        loop.end_lineno or loop.lineno,
+        text,
+        exact=True,
+    )
