@@ -217,9 +217,10 @@ def test_a_tensor_assert_or_raise_becomes_an_assert_in_the_graph() -> None:
 
 def test_not_and_or_in_a_selected_condition_become_logical_ops() -> None:
     rw = _only(CHECKS, "if torch.isinf")
+    # Too long for one line: the condition is named first.
     assert rw.text == (
-        "    h = torch.where(torch.logical_or(torch.isinf(h).any(), "
-        "torch.logical_not(h.sum() > 1e4)), torch.zeros_like(h), h)  # why\n"
+        "    cond = torch.logical_or(torch.isinf(h).any(), torch.logical_not(h.sum() > 1e4))\n"
+        "    h = torch.where(cond, torch.zeros_like(h), h)  # why\n"
     )
     # `mask is not None and ...` guards the next operand: both would be computed.
     assert propose(_at(CHECKS, "if mask is not None"), CHECKS, in_workspace=True) == []
@@ -309,16 +310,35 @@ def test_no_selection_on_a_python_bool_or_between_lists() -> None:
         "import torch\n\n\ndef f(outs, mask, cached):\n"
         "    if any(o.max() > 9 for o in outs):\n"
         "        outs = [mask, cached]\n"
-        "    if torch.equal(mask, cached):\n"
+        "    if torch.equal(mask, cached * 2):\n"
         "        bias = cached\n"
         "    else:\n"
         "        bias = mask\n"
         "    if mask.any():\n"
         "        outs = [mask]\n"
+        "    if callable(mask):\n"
+        "        bias = mask\n"
         "    return outs, bias\n"
     )
-    for text in ("if any(", "if torch.equal", "if mask.any()"):
+    # torch.equal of a computed value: it would be computed twice.
+    for text in ("if any(", "if torch.equal", "if mask.any()", "if callable("):
         assert propose(_at(src, text), src, in_workspace=True) == [], text
+
+
+def test_torch_equal_selects_on_equal_shapes_and_elements() -> None:
+    src = (
+        "import torch\n\n\ndef f(mask, cached, bias):\n"
+        "    if torch.equal(mask, cached):\n"
+        "        bias = bias * 0\n"
+        "    return bias\n"
+    )
+    rw = _only(src, "if torch.equal")
+    assert rw.rule == "torch-where" and rw.exact
+    assert rw.text == (
+        "    cond = ((mask == cached).all() if mask.shape == cached.shape "
+        "else mask.new_zeros((), dtype=torch.bool))\n"
+        "    bias = torch.where(cond, bias * 0, bias)\n"
+    )
 
 
 def test_a_disabled_helper_that_only_computes_is_traced_non_strictly() -> None:

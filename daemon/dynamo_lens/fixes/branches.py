@@ -43,9 +43,9 @@ def tensor_condition(source: str, expr: ast.expr) -> str | None:
     a bool (the break itself), so they become ``torch.logical_*``. None where an operand may be
     a Python value that guards the next (``m is not None and m.any()``): both sides would be
     computed, and the guard was there to stop that."""
-    stacked = _stacked(source, expr)
-    if stacked is not None:
-        return stacked
+    as_tensor = _stacked(source, expr) or _equal(source, expr)
+    if as_tensor is not None:
+        return as_tensor
     if _python_bool(expr):
         return None
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
@@ -105,6 +105,26 @@ def _stacked(source: str, expr: ast.expr) -> str | None:
     if elt is None or xs is None or v is None:
         return None
     return f"torch.stack([{elt} for {v} in {xs}]).{expr.func.id}()"
+
+
+def _equal(source: str, expr: ast.expr) -> str | None:
+    """``torch.equal(a, b)`` (a Python bool) as a tensor: equal shapes (known while tracing,
+    so no break) and every element equal. ``a`` and ``b`` are names or attributes: each is
+    read twice."""
+    if not (
+        isinstance(expr, ast.Call)
+        and ast.unparse(expr.func) == "torch.equal"
+        and len(expr.args) == 2
+        and not expr.keywords
+        and all(isinstance(a, (ast.Name, ast.Attribute)) for a in expr.args)
+    ):
+        return None
+    a, b = (ast.get_source_segment(source, x) for x in expr.args)
+    if a is None or b is None:
+        return None
+    return (
+        f"(({a} == {b}).all() if {a}.shape == {b}.shape else {a}.new_zeros((), dtype=torch.bool))"
+    )
 
 
 def _mapped(source: str, name: str, value: ast.expr) -> tuple[str, str] | None:
@@ -172,8 +192,16 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
     if cond is None or val is None or alt is None or "\n" in cond + val + alt:
         return None
     text = "".join(f"{indent}{ast.get_source_segment(source, h)}\n" for h in helpers)
-    text += f"{indent}{head}torch.where({cond}, {val}, {alt}){comment}\n"
+    line = f"{indent}{head}torch.where({cond}, {val}, {alt})"
+    if len(line) > _LONG:  # the condition named on a line of its own, to stay readable
+        flag = fresh_name(tree, "cond")
+        text += f"{indent}{flag} = {cond}\n"
+        line = f"{indent}{head}torch.where({flag}, {val}, {alt})"
+    text += f"{line}{comment}\n"
     return _where_rewrite(path, node.lineno, end, text)
+
+
+_LONG = 99
 
 
 def _where_rewrite(path: str, start: int, end: int, text: str) -> Rewrite:

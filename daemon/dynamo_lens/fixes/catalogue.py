@@ -11,7 +11,9 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   ``x = torch.where(<condition>, a, x or b)``, and ``if c: return a`` then ``return b``
   becomes ``return torch.where(c, a, b)``: both sides are computed and one is selected. Exact
   in value; a rebinding that changes a tensor's kind (a buffer, a parameter) can still add a
-  recompile, which verification measures.
+  recompile, which verification measures. In the condition, ``any``/``all`` over tensor tests
+  become ``torch.stack([...]).any()``, and ``torch.equal(a, b)`` a shape test (static while
+  tracing) and an element test; ``xs = [f(v) for v in xs]`` selects element by element.
 - ``assert-async``: ``assert <tensor condition>`` and ``if <tensor condition>: raise E(msg)``
   become ``torch._assert_async``: the check stays, inside the graph. Exact in value; a failed
   check raises ``RuntimeError`` instead (on CUDA, a device-side assert), as the title says.
