@@ -236,7 +236,7 @@ def _fix(args: argparse.Namespace) -> int:
     from .engine.fixing import Fix, apply_verified, fixes_for
 
     root = (args.root or find_root(args.paths)).resolve()
-    overrides: dict[str, Any] = {"checks": ["breaks"]}
+    overrides: dict[str, Any] = {"checks": ["breaks", "recompiles"]}
     if args.backend:
         overrides["backend"] = args.backend
     if args.timeout is not None:
@@ -254,7 +254,7 @@ def _fix(args: argparse.Namespace) -> int:
                 applied += done
                 report += left
             else:
-                report += fixes_for(engine, engine.analyze_file(f, ["breaks"]))
+                report += fixes_for(engine, engine.analyze_file(f, ["breaks", "recompiles"]))
     if args.format == "json":
         print(
             json.dumps(

@@ -406,3 +406,26 @@ def test_a_loop_exit_is_left_where_the_exits_values_are_not_all_kept() -> None:
     nested = nested.replace("\n        ", "\n         ")
     ast.parse(nested)
     assert propose(_at(nested, "if (z_next"), nested, in_workspace=True) == []
+
+
+def test_a_setting_torchs_hint_names_for_a_recompile_is_its_only_rewrite() -> None:
+    src = "import torch\n\n\ndef f(m, x):\n    return x * m.step\n"
+    hint = (
+        "torch.compile considers integer attributes of the nn.Module to be static. If you are "
+        "observing recompilation, you might want to make this integer dynamic using "
+        "torch._dynamo.config.allow_unspec_int_on_nn_module = True, or convert this integer "
+        "into a tensor."
+    )
+    f = Finding(Kind.RECOMPILE, Severity.WARNING, "/ws/m.py", 5, 0, 5, 1, "m", hints=[hint])
+    (rw,) = propose(f, src, in_workspace=True)
+    assert rw.rule == "torch-setting" and rw.module_wide and rw.exact
+    assert "torch._dynamo.config.allow_unspec_int_on_nn_module = True\n" in rw.text
+    assert (rw.start, rw.end) == (1, 1)
+    ast.parse(rw.apply(src))
+    # Our own advice names no setting: a recompile without torch's gets nothing.
+    f.hints = ["Mark the dimension dynamic before the first call, or compile with dynamic=True."]
+    assert propose(f, src, in_workspace=True) == []
+    # A break whose hint names one gets it after the rules that read its line.
+    brk = _at(src, "return x")
+    brk.hints = ["Set torch._dynamo.config.allow_rnn=True to enable experimental support"]
+    assert [r.rule for r in propose(brk, src, in_workspace=True)] == ["torch-setting"]

@@ -373,3 +373,19 @@ def test_any_over_tensor_tests_and_a_list_rebuilt_from_itself_become_selections(
     )
     _, after, _ = check_json("any_heads.py", "--checks", "breaks", cwd=ws)
     assert after["findings"] == []
+
+
+def test_a_recompile_on_a_modules_int_attribute_gets_the_setting_torch_names(ws: Path) -> None:
+    line = here(ws, "step_counter.py", "counter")
+    _, before, _ = check_json("step_counter.py", "--checks", "recompiles,equivalence", cwd=ws)
+    # The counter changes the output, but eager and compiled start from the same count: no
+    # mismatch (a false alarm before the runs' module state was put back between them).
+    assert [(f["kind"], f["line"]) for f in before["findings"]] == [("recompile", line)], before
+    doc = _fix(ws, "step_counter.py", "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["rule"] == "torch-setting" and fix["verified"], fix
+    checks = {c["name"]: c["ok"] for c in fix["checks"]}
+    assert checks["recompile gone"] and checks["no new recompile site"] and checks["outputs equal"]
+    assert "allow_unspec_int_on_nn_module = True" in (ws / "step_counter.py").read_text()
+    _, after, _ = check_json("step_counter.py", "--checks", "recompiles", cwd=ws)
+    assert after["findings"] == [], after["findings"]

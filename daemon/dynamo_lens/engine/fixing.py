@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..findings import FileResult, Finding, FixData
-from ..fixes.catalogue import FIXABLE, Rewrite, propose
+from ..fixes.catalogue import FIXABLE, Rewrite, propose, site_key
 from .analysis import Engine
 from .cancel import CancelToken
 
@@ -30,17 +30,19 @@ class Fix:
 
     @property
     def site(self) -> tuple[str, int, str]:
-        return (self.finding.path, self.finding.line, str(self.finding.data.get("gb_type", "")))
+        f = self.finding
+        return (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
 
 
 def _breaks(result: FileResult) -> list[Fix]:
-    """Each distinct break of the file's reports, with the targets that reported it."""
+    """Each distinct break (or recompile) of the file's reports, with the targets that reported
+    it."""
     by_site: dict[tuple[str, int, str], Fix] = {}
     for report in result.reports:
         for f in report.findings:
             if f.kind not in FIXABLE:
                 continue
-            key = (f.path, f.line, str(f.data.get("gb_type", "")))
+            key = (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
             fix = by_site.setdefault(key, Fix(f, []))
             if report.target not in fix.targets:
                 fix.targets.append(report.target)
@@ -130,7 +132,7 @@ def attach(engine: Engine, result: FileResult, *, verify: bool) -> None:
     for f in result.all_findings():
         if f.kind not in FIXABLE:
             continue
-        site = (f.path, f.line, str(f.data.get("gb_type", "")))
+        site = (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
         if site not in by_site and not verify and engine.workspace.contains(f.path):
             try:
                 with open(f.path, encoding="utf-8") as fh:
@@ -143,12 +145,15 @@ def attach(engine: Engine, result: FileResult, *, verify: bool) -> None:
             f.data["fixes"] = by_site[site]
 
 
-def apply_verified(engine: Engine, path: str, limit: int = 50) -> tuple[list[Fix], list[Fix]]:
-    """Writes the verified rewrites of ``path``'s breaks one at a time, analysing the file again
-    after each (a verdict holds for the text it was given); (applied, what is left)."""
+def apply_verified(
+    engine: Engine, path: str, limit: int = 50, checks: tuple[str, ...] = ("breaks", "recompiles")
+) -> tuple[list[Fix], list[Fix]]:
+    """Writes the verified rewrites of ``path``'s breaks (and recompiles, with ``checks``) one
+    at a time, analysing the file again after each (a verdict holds for the text it was
+    given); (applied, what is left)."""
     applied: list[Fix] = []
     for _ in range(limit):
-        found = fixes_for(engine, engine.analyze_file(Path(path), ["breaks"]))
+        found = fixes_for(engine, engine.analyze_file(Path(path), list(checks)))
         ok = [x for x in found if x.verified and x.rewrite is not None]
         if not ok:
             return applied, found

@@ -32,6 +32,10 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   then drops those calls while compiling. Exact: no tensor value changes. A torch without the
   setting fails verification, so the rewrite is not offered there.
 
+- ``torch-setting``: any other ``torch._dynamo.config.<name> = True`` torch's own hint names
+  for a break or a recompile (``allow_unspec_int_on_nn_module`` for a module's int attribute it
+  recompiles on), set after the file's imports. The only rule for a recompile.
+
 - ``capture-setting``: where torch's own hint for the break names ``capture_scalar_outputs``
   or ``capture_dynamic_output_shape_ops`` (``.item()``, ``.tolist()``, ``nonzero``-like ops,
   in the user's code or a library's), that setting after the file's imports. Module-wide, as
@@ -46,14 +50,14 @@ from __future__ import annotations
 
 import ast
 
-from ..findings import Finding
+from ..findings import Finding, Kind
 from .branches import assert_async, torch_where
 from .calls import guard_output, nonstrict_trace
 from .loops import loop_exit
-from .rewrite import FIXABLE, Rewrite, imports_torch, statement_at
-from .settings import capture_setting, ignore_logger
+from .rewrite import FIXABLE, RECOMPILE_SITE, Rewrite, imports_torch, site_key, statement_at
+from .settings import capture_setting, ignore_logger, torch_setting
 
-__all__ = ["FIXABLE", "Rewrite", "propose"]
+__all__ = ["FIXABLE", "RECOMPILE_SITE", "Rewrite", "propose", "site_key"]
 
 # Rules that read the statement at the break's line.
 RULES = (guard_output, torch_where, assert_async, nonstrict_trace, loop_exit)
@@ -70,8 +74,11 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
     if not imports_torch(tree):
         return []
     node = statement_at(tree, finding.line)
-    found = [rule(source, node, finding.path, tree) for rule in RULES] if node else []
-    found += [ignore_logger(finding, source, tree), capture_setting(finding, source, tree)]
+    found: list[Rewrite | None] = []
+    if finding.kind is not Kind.RECOMPILE:  # a recompile gets only a setting torch names
+        found += [rule(source, node, finding.path, tree) for rule in RULES] if node else []
+        found += [ignore_logger(finding, source, tree), capture_setting(finding, source, tree)]
+    found.append(torch_setting(finding, source, tree))
     out = []
     for rw in found:
         if rw is not None:

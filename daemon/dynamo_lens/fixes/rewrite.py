@@ -9,11 +9,18 @@ from dataclasses import dataclass
 
 from ..findings import Kind
 
-_MODULE_WIDE = {"ignore-logger", "capture-setting"}
+_MODULE_WIDE = {"ignore-logger", "capture-setting", "torch-setting"}
 
-# What a rewrite can be for: a graph break, and a frame torch then runs eagerly (a break in a
-# loop makes torch skip the whole frame: the break's line is still the cause).
-FIXABLE = frozenset({Kind.GRAPH_BREAK, Kind.FALLBACK})
+# What a rewrite can be for: a graph break, a frame torch then runs eagerly (a break in a
+# loop makes torch skip the whole frame: the break's line is still the cause), a recompile.
+FIXABLE = frozenset({Kind.GRAPH_BREAK, Kind.FALLBACK, Kind.RECOMPILE})
+RECOMPILE_SITE = "recompile"
+
+
+def site_key(kind: Kind | str, gb_type: object) -> str:
+    """What tells one fixable finding on a line from another: a break's type (torch's
+    ``gb_type``), or that it is a recompile."""
+    return RECOMPILE_SITE if Kind(kind) is Kind.RECOMPILE else str(gb_type or "")
 
 
 @dataclass(frozen=True)

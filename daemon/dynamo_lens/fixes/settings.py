@@ -7,7 +7,7 @@ import ast
 import linecache
 import re
 
-from ..findings import Finding
+from ..findings import Finding, Kind
 from .calls import LOGGER_METHODS
 from .rewrite import Rewrite
 
@@ -53,6 +53,30 @@ def capture_setting(finding: Finding, source: str, tree: ast.Module) -> Rewrite 
         source,
         tree,
         "torch traces data-dependent values and shapes instead of breaking the graph "
+        "(module-wide: every compile after this import)",
+        [f"torch._dynamo.config.{n} = True" for n in names],
+        needs_logging=False,
+    )
+
+
+# Any other boolean setting torch's hint names in full (``allow_unspec_int_on_nn_module`` for a
+# module's int attribute it recompiles on, ``allow_rnn``): torch's words, not ours.
+_NAMED_SETTING = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
+
+
+def torch_setting(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
+    said = " ".join([finding.message, finding.explanation, *finding.hints])
+    names = [n for n in dict.fromkeys(_NAMED_SETTING.findall(said)) if n not in _CAPTURE_SETTINGS]
+    if not names:
+        return None
+    what = "recompiling" if finding.kind is Kind.RECOMPILE else "breaking the graph"
+    return _setting_after_imports(
+        "torch-setting",
+        "Set " + ", ".join(f"torch._dynamo.config.{n} = True" for n in names) + " (module-wide)",
+        finding.path,
+        source,
+        tree,
+        f"torch's own hint for {what} here names this setting "
         "(module-wide: every compile after this import)",
         [f"torch._dynamo.config.{n} = True" for n in names],
         needs_logging=False,

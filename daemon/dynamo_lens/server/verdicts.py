@@ -14,7 +14,7 @@ from typing import Any
 from ..engine.cancel import CancelToken
 from ..engine.source import content_hash
 from ..findings import Finding, Kind, Severity, TargetId
-from ..fixes.catalogue import FIXABLE, Rewrite, propose
+from ..fixes.catalogue import FIXABLE, RECOMPILE_SITE, Rewrite, propose, site_key
 from .context import Context
 
 _MAX = 256  # verdicts kept; the oldest go first
@@ -58,8 +58,9 @@ class Verdicts:
                 return []
         except (OSError, UnicodeDecodeError):
             return []
+        kind = Kind.RECOMPILE if gb_type == RECOMPILE_SITE else Kind.GRAPH_BREAK
         f = self._shown(path, line, target, gb_type) or Finding(
-            Kind.GRAPH_BREAK, Severity.WARNING, path, line, 0, line, 0, "", target=target
+            kind, Severity.WARNING, path, line, 0, line, 0, "", target=target
         )
         out = []
         for rw in propose(f, text, in_workspace=True):
@@ -89,7 +90,7 @@ class Verdicts:
                         f.kind in FIXABLE
                         and f.path == path
                         and f.line == line
-                        and str(f.data.get("gb_type", "")) == gb_type
+                        and site_key(f.kind, f.data.get("gb_type")) == gb_type
                     ):
                         return f
         return None

@@ -13,6 +13,7 @@ from torch.utils._pytree import keystr, tree_flatten_with_path
 
 from ..findings import Finding, Kind, Severity
 from ..texts.locate import name_span
+from . import modelstate
 from .devices import place
 from .usercode import Call, Target, eager_of
 
@@ -218,8 +219,11 @@ def run_pair(
     if mode != "default" and backend == "inductor":
         kw["mode"] = mode
     compiled = torch.compile(fn, **kw)
+    # The compiled run starts from the state the eager one did (a step counter, BN stats).
+    state = modelstate.save(fn, parameters=not isinstance(fn, torch.nn.Module))
     torch.manual_seed(0)
     eager_out, eager_g = forward_and_grads(eager_of(fn), call, grads, params_of=fn)
+    modelstate.load(fn, state)
     torch.manual_seed(0)
     comp_out, comp_g = forward_and_grads(compiled, call, grads, params_of=fn)
     return eager_out, comp_out, eager_g, comp_g

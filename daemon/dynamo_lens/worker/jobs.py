@@ -396,6 +396,9 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             backend=resolve_backend(cfg.backend),
             grads_mode=cfg.grads,
             label=params["label"],
+            recompile_check=verify.RecompileCheck(
+                cfg.dynamic, cfg.recompile_limit, cfg.recompile_probes
+            ),
         )
     except Cancelled:
         raise

@@ -2,7 +2,9 @@
 original from the file and the rewrite from a shadow of it (shadow.py), and a rewrite is
 verified only when torch shows all of these:
 
-- ``break gone``: the break it was for no longer happens;
+- ``break gone``: the break it was for no longer happens (for a recompile, ``recompile gone``:
+  torch's recompile check, the one that found it, finds none at its line, and ``no new
+  recompile site``: none anywhere the original had none);
 - ``no new break``: every break left was there before, at its moved line;
 - ``outputs equal``: the rewritten target's eager outputs (and gradients, where it trains) equal
   the original's, with the original's weights and inputs and the same seed: bitwise for an exact
@@ -16,9 +18,7 @@ verified only when torch shows all of these:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import inspect
 import os
 import types
 from collections import Counter
@@ -31,9 +31,9 @@ import torch
 from torch.utils._pytree import tree_map
 
 from ..findings import Finding, Frame, Kind
-from ..fixes.catalogue import Rewrite
+from ..fixes.catalogue import RECOMPILE_SITE, Rewrite
 from ..texts.locate import Workspace
-from . import lastcheck, torchcompat
+from . import lastcheck, modelstate, recompiles, torchcompat
 from .breaks import anchor_of, collect_sites, find_breaks, to_finding
 from .equivalence import compare, forward_and_grads, trains
 from .shadow import import_shadowed, shadowed
@@ -71,32 +71,6 @@ def _same_shape_fresh(call: Call) -> Call:
         return v
 
     return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
-
-
-def _stateful(fn: Any) -> dict[str, Any]:
-    """What a target computes with that keeps state between calls, by name: the module itself,
-    or, for a function (a training step), the modules and optimizers of its module's globals.
-    The rewrite's shadow builds its own at import, from wherever the RNG then stood."""
-    fn = inspect.unwrap(fn)
-    owner = getattr(fn, "__self__", None)
-    if isinstance(fn, torch.nn.Module) or isinstance(owner, torch.nn.Module):
-        return {"": fn if isinstance(fn, torch.nn.Module) else owner}
-    names = getattr(fn, "__globals__", {})
-    kinds = (torch.nn.Module, torch.optim.Optimizer)
-    return {k: v for k, v in names.items() if isinstance(v, kinds)}
-
-
-def _state(fn: Any) -> dict[str, Any]:
-    return {k: copy.deepcopy(v.state_dict()) for k, v in _stateful(fn).items()}
-
-
-def _load(fn: Any, state: dict[str, Any]) -> None:
-    for k, v in _stateful(fn).items():
-        if k in state:
-            # An optimizer's load keeps the saved tensors (its step then changes them in place).
-            v.load_state_dict(
-                copy.deepcopy(state[k]) if isinstance(v, torch.optim.Optimizer) else state[k]
-            )
 
 
 def _break_keys(findings: list[Finding]) -> Counter[tuple[str, int, str]]:
@@ -163,6 +137,32 @@ def _compiled_series(
     return _Series(first[0], first[1], sum(n - 1 for n in seen.values()), found)
 
 
+def _recompile_gone(
+    v: Verdict,
+    site: tuple[str, int, str],
+    rewrite: Rewrite,
+    edited: Path,
+    before: Counter[tuple[str, int]],
+    fixed: Target,
+    ws: Workspace,
+    how: RecompileCheck,
+    anchor: Frame | None,
+) -> bool:
+    """The recompile check again, on the rewrite: nothing at the site's line, and no line
+    recompiling that did not before."""
+    now = _recompile_lines(fixed, ws, how, v.target, anchor)
+    same_file = os.path.realpath(site[0]) == os.path.realpath(edited)
+    at = (os.path.realpath(site[0]), (rewrite.new_line(site[1]) if same_file else site[1]) or 0)
+    if not v.add(
+        "recompile gone", at not in now, "" if at not in now else "torch still recompiles there"
+    ):
+        return False
+    moved = {(p, rewrite.new_line(ln) if p == os.path.realpath(edited) else ln) for p, ln in before}
+    new = sorted(k for k in now if k not in moved)
+    detail = ", ".join(f"{os.path.basename(p)}:{ln}" for p, ln in new[:3])
+    return v.add("no new recompile site", not new, detail)
+
+
 def _moved(
     keys: Counter[tuple[str, int, str]], rewrite: Rewrite, edited: Path
 ) -> Counter[tuple[str, int, str]]:
@@ -175,6 +175,31 @@ def _moved(
     return out
 
 
+@dataclass(frozen=True)
+class RecompileCheck:
+    """The recompile check's settings, as the check that found a recompile ran it."""
+
+    dynamic: bool | None
+    limit: int
+    probes: int
+
+
+def _recompile_lines(
+    t: Target, ws: Workspace, how: RecompileCheck, label: str, anchor: Frame | None
+) -> Counter[tuple[str, int]]:
+    found = recompiles.find_recompiles(
+        t,
+        ws,
+        name=label,
+        dynamic=how.dynamic,
+        limit=how.limit,
+        probes=how.probes,
+        compiled_frames=[t.path],
+        anchor=anchor,
+    ).findings
+    return Counter((os.path.realpath(f.path), f.line) for f in found if f.kind is Kind.RECOMPILE)
+
+
 def verify(
     path: Path,
     pick: Callable[[types.ModuleType], Target],
@@ -185,6 +210,7 @@ def verify(
     backend: Any,
     grads_mode: str,
     label: str,
+    recompile_check: RecompileCheck | None = None,
 ) -> Verdict:
     """The verdict on ``rewrite`` for the break at ``site`` (path, line, gb_type) that a target
     of ``path`` reported; ``pick`` finds that target in a module made from ``path``."""
@@ -193,14 +219,14 @@ def verify(
     source = edited.read_text(encoding="utf-8")
     purge_workspace_modules(ws)
     original = pick(import_file(path, ws))
-    state = _state(original.fn)
+    state = modelstate.save(original.fn)
     calls = list(original.calls)
     grads = trains(original.fn, grads_mode)
     rtol_atol = {"rtol": 0.0, "atol": 0.0} if rewrite.exact else {"rtol": None, "atol": None}
 
     eager0 = []
     for call in calls:
-        _load(original.fn, state)
+        modelstate.load(original.fn, state)
         torch.manual_seed(0)
         eager0.append(forward_and_grads(eager_of(original.fn), _clone(call), grads, original.fn))
     # The raw findings, as ``after`` below (not the check's reported ones: filtered, merged):
@@ -217,14 +243,26 @@ def verify(
         found0 = find_breaks(original.fn, _clone(calls[0]), ws, label, anchor0).findings
     before = _break_keys(found0)
     series = [calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:]]
+    rc_how = recompile_check or RecompileCheck(None, 8, 4)
+    for_recompile = site[2] == RECOMPILE_SITE
+    if for_recompile:
+        modelstate.load(original.fn, state)
+        recompiled0 = _recompile_lines(original, ws, rc_how, label, anchor0)
 
     with shadowed(edited, rewrite.apply(source), ws):
         fixed = pick(import_shadowed(path, edited, ws))
-        _load(fixed.fn, state)
+        modelstate.load(fixed.fn, state)
         after = find_breaks(fixed.fn, _clone(calls[0]), ws, label, anchor1).findings
-        gone = not any(_at_site(f, site, rewrite) for f in after)
-        if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
-            return v
+        if for_recompile:
+            modelstate.load(fixed.fn, state)
+            if not _recompile_gone(
+                v, site, rewrite, edited, recompiled0, fixed, ws, rc_how, anchor1
+            ):
+                return v
+        else:
+            gone = not any(_at_site(f, site, rewrite) for f in after)
+            if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
+                return v
         moved = _moved(before, rewrite, edited)
         extra = _break_keys(after) - moved
         detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(extra)[:3])
@@ -232,7 +270,7 @@ def verify(
             return v
         diffs = []
         for call, (out0, g0) in zip(calls, eager0, strict=True):
-            _load(fixed.fn, state)
+            modelstate.load(fixed.fn, state)
             torch.manual_seed(0)
             out1, g1 = forward_and_grads(eager_of(fixed.fn), _clone(call), grads, fixed.fn)
             diffs += compare(out1, out0, grad=False, label="output", **rtol_atol)
@@ -242,7 +280,7 @@ def verify(
         first = f"{diffs[0].where}: {diffs[0].detail}" if diffs else how
         if not v.add("outputs equal", not diffs, first):
             return v
-        _load(fixed.fn, state)
+        modelstate.load(fixed.fn, state)
         fixed_series = _compiled_series(fixed, series, backend, grads, ws, label, anchor1)
         out_c, g_c = fixed_series.out, fixed_series.grads
         diffs = compare(out_c, eager0[0][0], rtol=None, atol=None, grad=False, label="output")
@@ -257,7 +295,7 @@ def verify(
     later = set(_break_keys(fixed_series.breaks)) - set(moved)
     orig_series: _Series | None = None
     if later or fixed_series.recompiles:
-        _load(original.fn, state)
+        modelstate.load(original.fn, state)
         orig_series = _compiled_series(original, series, backend, grads, ws, label, anchor0)
         later -= set(_moved(_break_keys(orig_series.breaks), rewrite, edited))
     detail = (

@@ -6,7 +6,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from ...fixes.catalogue import FIXABLE
+from ...fixes.catalogue import FIXABLE, site_key
 from .. import fixes, verdicts
 from ..summary import hover_markdown
 from .app import CMD, DynamoLensServer, server
@@ -91,7 +91,8 @@ def _rewrites(
     if ls.service is None or path is None or not isinstance(d.data, dict):
         return []
     line = d.range.start.line + 1
-    target, gb_type = d.data.get("target"), str(d.data.get("gb_type", ""))
+    target = d.data.get("target")
+    gb_type = site_key(str(d.data.get("kind")), d.data.get("gb_type"))
     out = []
     for p in ls.service.verdicts.proposals(path, text, line, target, gb_type):
         rw, verdict = p.rewrite, p.verdict
