@@ -12,7 +12,16 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from lsp_helpers import FIXTURES, change_and_save, copy_workspace, lines, open_doc, start, until
+from lsp_helpers import (
+    FIXTURES,
+    change_and_save,
+    copy_workspace,
+    lines,
+    logs,
+    open_doc,
+    start,
+    until,
+)
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -117,3 +126,62 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
     (WS / REL).write_text(text)
     change_and_save(client, uri, text, 2)
     await until(lambda: printed not in lines(client, uri) and branch in lines(client, uri), 240)
+
+
+WS_RC = copy_workspace(FIXTURES / "fixes")
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
+)
+async def recompiles_client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    lsp_client.edits = []  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)
+    def _apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> Any:
+        lsp_client.edits.append(params)  # type: ignore[attr-defined]
+        return types.ApplyWorkspaceEditResult(applied=False)
+
+    await start(lsp_client, WS_RC, settings={"checks": ["recompiles"], "backend": "eager"})
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_recompile_gets_a_verified_fix_from_the_light_bulb(
+    recompiles_client: LanguageClient,
+) -> None:
+    client = recompiles_client
+    rel = "step_counter.py"
+    uri = open_doc(client, WS_RC, rel)
+    text = (WS_RC / rel).read_text()
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "# here: counter" in ln)
+    await until(lambda: line in lines(client, uri), 240, client)
+    (verify,) = [a for a in await _actions(client, uri, line) if a.command and "Verify" in a.title]
+    assert "allow_unspec_int_on_nn_module" in verify.title
+    assert verify.command is not None
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command=verify.command.command, arguments=verify.command.arguments
+        )
+    )
+    assert result["verified"], result
+    assert [c["name"] for c in result["checks"]][:2] == ["recompile gone", "no new recompile site"]
+    (preferred,) = [a for a in await _actions(client, uri, line) if a.is_preferred]
+    assert preferred.title.endswith(
+        "(verified: recompile gone, no new recompile site, no new "
+        "break, outputs equal, compiled equal, no break on later "
+        "calls, no new recompile)"
+    )
+    assert preferred.edit is not None and preferred.edit.changes is not None
+    (edit,) = preferred.edit.changes[uri]
+    fixed = _apply(text, edit)
+    (WS_RC / rel).write_text(fixed)
+    change_and_save(client, uri, fixed, 2)
+    # The save's analysis (the daemon logs each with the version it analysed), then no finding.
+    await until(
+        lambda: any(f"{rel}: " in m and "recompiles in" in m and "v2)" in m for m in logs(client)),
+        240,
+        client,
+    )
+    await until(lambda: lines(client, uri) == [], 60, client)
