@@ -38,17 +38,22 @@ def _line(marker: str) -> int:
     config=ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    await _start_declining(lsp_client, WS, ["breaks"])
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _start_declining(lsp_client: LanguageClient, ws: Any, checks: list[str]) -> None:
+    """Starts the daemon on ``ws``; the client records and declines each edit the daemon asks
+    it to apply: the test applies the verified action's own edit itself."""
     lsp_client.edits = []  # type: ignore[attr-defined]
 
     @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)
     def _apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> Any:
-        # This client declines: the test applies the verified action's own edit itself.
         lsp_client.edits.append(params)  # type: ignore[attr-defined]
         return types.ApplyWorkspaceEditResult(applied=False)
 
-    await start(lsp_client, WS, settings={"checks": ["breaks"], "backend": "eager"})
-    yield
-    await lsp_client.shutdown_session()
+    await start(lsp_client, ws, settings={"checks": checks, "backend": "eager"})
 
 
 async def _actions(client: LanguageClient, uri: str, line: int) -> list[types.CodeAction]:
@@ -135,14 +140,7 @@ WS_RC = copy_workspace(FIXTURES / "fixes")
     config=ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
 )
 async def recompiles_client(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    lsp_client.edits = []  # type: ignore[attr-defined]
-
-    @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)
-    def _apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> Any:
-        lsp_client.edits.append(params)  # type: ignore[attr-defined]
-        return types.ApplyWorkspaceEditResult(applied=False)
-
-    await start(lsp_client, WS_RC, settings={"checks": ["recompiles"], "backend": "eager"})
+    await _start_declining(lsp_client, WS_RC, ["recompiles"])
     yield
     await lsp_client.shutdown_session()
 

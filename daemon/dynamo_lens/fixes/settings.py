@@ -42,21 +42,9 @@ _CAPTURE_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops
 
 
 def capture_setting(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
-    said = " ".join([finding.message, finding.explanation, *finding.hints])
-    names = [n for n in _CAPTURE_SETTINGS if n in said]
-    if not names:
-        return None
-    return _setting_after_imports(
-        "capture-setting",
-        "Set " + ", ".join(f"torch._dynamo.config.{n} = True" for n in names) + " (module-wide)",
-        finding.path,
-        source,
-        tree,
-        "torch traces data-dependent values and shapes instead of breaking the graph "
-        "(module-wide: every compile after this import)",
-        [f"torch._dynamo.config.{n} = True" for n in names],
-        needs_logging=False,
-    )
+    names = [n for n in _CAPTURE_SETTINGS if n in _said(finding)]
+    why = "torch traces data-dependent values and shapes instead of breaking the graph"
+    return _config_true("capture-setting", names, finding, source, tree, why)
 
 
 # Any other boolean setting torch's hint names in full (``allow_unspec_int_on_nn_module`` for a
@@ -65,20 +53,32 @@ _NAMED_SETTING = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
 
 
 def torch_setting(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
-    said = " ".join([finding.message, finding.explanation, *finding.hints])
-    names = [n for n in dict.fromkeys(_NAMED_SETTING.findall(said)) if n not in _CAPTURE_SETTINGS]
+    named = dict.fromkeys(_NAMED_SETTING.findall(_said(finding)))
+    names = [n for n in named if n not in _CAPTURE_SETTINGS]
+    what = "recompiling" if finding.kind is Kind.RECOMPILE else "breaking the graph"
+    why = f"torch's own hint for {what} here names this setting"
+    return _config_true("torch-setting", names, finding, source, tree, why)
+
+
+def _said(finding: Finding) -> str:
+    return " ".join([finding.message, finding.explanation, *finding.hints])
+
+
+def _config_true(
+    rule: str, names: list[str], finding: Finding, source: str, tree: ast.Module, why: str
+) -> Rewrite | None:
+    """``torch._dynamo.config.<name> = True`` for each of ``names``, after the imports."""
     if not names:
         return None
-    what = "recompiling" if finding.kind is Kind.RECOMPILE else "breaking the graph"
+    lines = [f"torch._dynamo.config.{n} = True" for n in names]
     return _setting_after_imports(
-        "torch-setting",
-        "Set " + ", ".join(f"torch._dynamo.config.{n} = True" for n in names) + " (module-wide)",
+        rule,
+        "Set " + ", ".join(lines) + " (module-wide)",
         finding.path,
         source,
         tree,
-        f"torch's own hint for {what} here names this setting "
-        "(module-wide: every compile after this import)",
-        [f"torch._dynamo.config.{n} = True" for n in names],
+        f"{why} (module-wide: every compile after this import)",
+        lines,
         needs_logging=False,
     )
 
