@@ -429,3 +429,94 @@ def test_a_setting_torchs_hint_names_for_a_recompile_is_its_only_rewrite() -> No
     brk = _at(src, "return x")
     brk.hints = ["Set torch._dynamo.config.allow_rnn=True to enable experimental support"]
     assert [r.rule for r in propose(brk, src, in_workspace=True)] == ["torch-setting"]
+
+
+HOST = """import datetime
+import time
+
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        t0 = time.perf_counter()
+        y = x * 2
+        self.ms = (time.perf_counter() - t0) * 1000
+        self.stamp = datetime.datetime.now()
+        torch.save(y.detach(), "/tmp/y.pt")
+        return y
+"""
+
+
+def test_host_timing_stamps_and_dumps_run_only_in_eager_with_what_reads_them() -> None:
+    rw = _only(HOST, "t0 = time")
+    assert rw.rule == "guard-host" and rw.exact and "compiled calls skip them" in rw.title
+    assert (rw.start, rw.end) == (9, 11)
+    assert rw.text == (
+        "        if not torch.compiler.is_compiling():\n"
+        "            t0 = time.perf_counter()\n"
+        "        y = x * 2\n"
+        "        if not torch.compiler.is_compiling():\n"
+        "            self.ms = (time.perf_counter() - t0) * 1000\n"
+    )
+    # The statement between the guarded two is the same line, moved: a break there is not new.
+    assert rw.kept == ((10, 11),) and rw.new_line(10) == 11 and rw.new_line(9) is None
+    assert rw.new_line(12) == 14
+    for text in ("datetime.datetime.now()", "torch.save"):
+        one = _only(HOST, text)
+        assert one.rule == "guard-host" and one.start == one.end and one.text.count("\n") == 2
+
+
+def test_host_work_whose_value_reaches_anything_else_is_left() -> None:
+    for old, new in (
+        ("        return y\n", "        return y, t0\n"),  # returned
+        (
+            "        y = x * 2\n",
+            "        y = x * 2\n        if y.sum() > 0:\n            y = y + t0\n",
+        ),
+        ("        y = x * 2\n", "        y = x * 2\n        t0 = 1.0\n"),  # bound elsewhere too
+        ("    def forward(self, x):\n", "    def forward(self, x, t0=0.0):\n"),  # a parameter
+    ):
+        src = HOST.replace(old, new)
+        ast.parse(src)
+        assert propose(_at(src, "t0 = time"), src, in_workspace=True) == [], new
+
+
+def test_an_explicit_graph_break_is_removed_and_an_emptied_block_keeps_a_pass() -> None:
+    src = (
+        "import torch\n\n\ndef f(x, debug):\n    y = x + 1\n    torch._dynamo.graph_break()\n"
+        "    if debug:\n        torch._dynamo.graph_break()\n    return y\n"
+    )
+    rw = _only(src, "    torch._dynamo.graph_break()")
+    assert rw.rule == "drop-break" and rw.exact and rw.text == "" and rw.start == rw.end == 6
+    alone = propose(_at(src, "        torch._dynamo.graph_break()"), src, in_workspace=True)
+    assert [(r.start, r.text) for r in alone] == [(8, "        pass\n")]
+    other = src.replace("    torch._dynamo.graph_break()\n    if", "    y = torch.relu(y)\n    if")
+    assert propose(_at(other, "torch.relu"), other, in_workspace=True) == []
+
+
+ARGMAX = """import torch
+
+
+def pick(x, scores):
+    best = scores.argmax()
+    return (x + 1)[best] * x.flatten(0, 1)[best]
+"""
+
+
+def test_a_zero_d_argmax_used_as_an_index_selects_inside_the_graph() -> None:
+    rw = _only(ARGMAX, "return")
+    assert rw.rule == "tensor-index" and rw.exact
+    assert rw.text == (
+        "    return (x + 1).index_select(0, best.reshape(1)).squeeze(0)"
+        " * x.flatten(0, 1).index_select(0, best.reshape(1)).squeeze(0)\n"
+    )
+    for old, new in (
+        ("scores.argmax()", "scores.argmax(-1)"),  # not 0-d
+        ("scores.argmax()", "int(scores.argmax())"),  # a Python int already
+        ("    return", "    best = best + 1\n    return"),  # bound twice
+    ):
+        src = ARGMAX.replace(old, new)
+        assert propose(_at(src, "return"), src, in_workspace=True) == [], new
+    torch_form = ARGMAX.replace("scores.argmax()", "torch.argmin(scores)")
+    assert _only(torch_form, "return").rule == "tensor-index"

@@ -389,3 +389,35 @@ def test_a_recompile_on_a_modules_int_attribute_gets_the_setting_torch_names(ws:
     assert "allow_unspec_int_on_nn_module = True" in (ws / "step_counter.py").read_text()
     _, after, _ = check_json("step_counter.py", "--checks", "recompiles", cwd=ws)
     assert after["findings"] == [], after["findings"]
+
+
+def test_host_timing_an_explicit_break_and_an_argmax_index_get_verified_rewrites(
+    ws: Path,
+) -> None:
+    script = "host_effects.py"
+    sites = {what: here(ws, script, what) for what in ("timer", "explicit", "elapsed", "index")}
+    assert sorted(ln for _, ln in _breaks(ws, script)) == sorted(sites.values())
+    doc = _fix(ws, script, "--apply")
+    applied = {fix["rule"]: fix for fix in doc["applied"]}  # type: ignore[attr-defined]
+    # The timer's rewrite guards the elapsed time too (it reads t0): three rewrites, four breaks.
+    assert set(applied) == {"guard-host", "drop-break", "tensor-index"}, doc["applied"]
+    for fix in applied.values():
+        checks = {c["name"]: c["ok"] for c in fix["checks"]}
+        assert fix["verified"] and checks["outputs equal"] and checks["no new break"], fix
+    text = (ws / script).read_text()
+    assert text.count("if not torch.compiler.is_compiling():") == 2
+    assert "graph_break" not in text and "index_select(0, best.reshape(1))" in text
+    assert _breaks(ws, script) == []
+    # The fixed file still runs in eager, and still times it there.
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import host_effects as h; m, a = h.compile_example(); m(*a); print(m.last_ms > 0)",
+        ],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "True"

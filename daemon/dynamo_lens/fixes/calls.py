@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .rewrite import Rewrite, lines_of, whole_lines
+from .rewrite import Rewrite, eager_only, lines_of, whole_lines
 
 LOGGER_METHODS = {
     "debug",
@@ -46,12 +46,7 @@ def _only_output(node: ast.stmt) -> bool:
 def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
     if not _only_output(node) or not whole_lines(source, node, node):
         return None
-    body = lines_of(source, node)
-    first = body[0]
-    indent = first[: len(first) - len(first.lstrip())]
-    text = f"{indent}if not torch.compiler.is_compiling():\n" + "".join(
-        ("    " + ln if ln.strip() else ln) for ln in body
-    )
+    text = eager_only(lines_of(source, node))
     return Rewrite(
         "guard-output",
         "Run the output call only in eager (torch.compiler.is_compiling())",

@@ -7,6 +7,12 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
 - ``guard-output``: a ``print``, a logger call or ``warnings.warn`` as a statement (or an
   ``if`` that only outputs) runs only in eager, under ``if not torch.compiler.is_compiling():``.
   Exact: no tensor value changes.
+- ``guard-host``: a timer, a timestamp or a dump to disk (``time.perf_counter()``,
+  ``datetime.now()``, ``torch.save``) as a plain statement, with every statement that reads
+  what it binds, runs only in eager. Exact in value; compiled calls skip them, as the title says.
+- ``drop-break``: an explicit ``torch._dynamo.graph_break()`` is removed. Exact.
+- ``tensor-index``: ``x[i]`` with ``i`` a 0-d argmax becomes ``x.index_select(0,
+  i.reshape(1)).squeeze(0)``: the index stays a tensor. Exact.
 - ``torch-where``: ``if <tensor condition>: x = a`` (optionally ``else: x = b``) becomes
   ``x = torch.where(<condition>, a, x or b)``, and ``if c: return a`` then ``return b``
   becomes ``return torch.where(c, a, b)``: both sides are computed and one is selected. Exact
@@ -53,6 +59,7 @@ import ast
 from ..findings import Finding, Kind
 from .branches import assert_async, torch_where
 from .calls import guard_output, nonstrict_trace
+from .effects import drop_graph_break, guard_host_effect, tensor_index
 from .loops import loop_exit
 from .rewrite import FIXABLE, RECOMPILE_SITE, Rewrite, imports_torch, site_key, statement_at
 from .settings import capture_setting, ignore_logger, torch_setting
@@ -60,7 +67,16 @@ from .settings import capture_setting, ignore_logger, torch_setting
 __all__ = ["FIXABLE", "RECOMPILE_SITE", "Rewrite", "propose", "site_key"]
 
 # Rules that read the statement at the break's line.
-RULES = (guard_output, torch_where, assert_async, nonstrict_trace, loop_exit)
+RULES = (
+    guard_output,
+    guard_host_effect,
+    drop_graph_break,
+    tensor_index,
+    torch_where,
+    assert_async,
+    nonstrict_trace,
+    loop_exit,
+)
 
 
 def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:

@@ -34,6 +34,14 @@ class Rewrite:
     end: int
     text: str  # whole lines, each ending in a newline
     exact: bool  # outputs must be bitwise equal (else within the dtype's tolerance)
+    # Lines inside start..end that ``text`` copies unchanged, as (old, new) line pairs: a
+    # rewrite of statements apart from each other keeps what lies between them, and a break
+    # there is the same break, moved.
+    kept: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        # From the worker's protocol the pairs come back as lists.
+        object.__setattr__(self, "kept", tuple((int(a), int(b)) for a, b in self.kept))
 
     @property
     def module_wide(self) -> bool:
@@ -55,7 +63,7 @@ class Rewrite:
             return old
         if old > self.end:
             return old + self.delta
-        return None
+        return dict(self.kept).get(old)
 
     def diff(self, source: str, label: str) -> str:
         return "".join(
@@ -89,6 +97,16 @@ def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
 def lines_of(source: str, node: ast.stmt) -> list[str]:
     lines = source.splitlines(keepends=True)
     return lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
+
+
+def eager_only(body: list[str]) -> str:
+    """The statement's lines ``body`` run only in eager: under ``if not
+    torch.compiler.is_compiling():``, which torch's tracing takes as false."""
+    first = body[0]
+    indent = first[: len(first) - len(first.lstrip())]
+    return f"{indent}if not torch.compiler.is_compiling():\n" + "".join(
+        ("    " + ln if ln.strip() else ln) for ln in body
+    )
 
 
 def whole_lines(source: str, node: ast.stmt, last: ast.stmt) -> bool:

@@ -1,0 +1,222 @@
+"""Rules for statements that do their work on the host, not on tensors: a timer, a timestamp or
+a dump to disk (torch cannot trace the call), an explicit ``torch._dynamo.graph_break()``, and a
+0-d tensor used as a Python index (torch must turn it into an int). Torch-free."""
+
+from __future__ import annotations
+
+import ast
+
+from .rewrite import Rewrite, eager_only, lines_of, whole_lines
+
+# Calls that observe or record on the host: they decide no tensor value, so running them only
+# in eager keeps every output; compiled calls skip them, which the fix's title says.
+HOST_CALLS = {
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "time.time",
+    "time.time_ns",
+    "time.monotonic",
+    "time.monotonic_ns",
+    "time.process_time",
+    "datetime.datetime.now",
+    "datetime.datetime.utcnow",
+    "datetime.now",
+    "datetime.utcnow",
+    "torch.save",
+}
+_BREAKS = {"torch._dynamo.graph_break"}
+_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
+
+
+def _host_call(node: ast.stmt) -> str | None:
+    for c in ast.walk(node):
+        if isinstance(c, ast.Call) and ast.unparse(c.func) in HOST_CALLS:
+            return ast.unparse(c.func)
+    return None
+
+
+def _function_and_block(
+    tree: ast.Module, node: ast.stmt
+) -> tuple[ast.FunctionDef, list[ast.stmt]] | None:
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for parent in ast.walk(fn):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and node in block:
+                    return fn, block
+    return None
+
+
+def _names(nodes: list[ast.stmt], ctx: type) -> set[str]:
+    return {
+        n.id
+        for s in nodes
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)
+    }
+
+
+def _dependents(
+    fn: ast.FunctionDef, block: list[ast.stmt], node: ast.stmt
+) -> list[ast.stmt] | None:
+    """``node`` and every statement that reads what it binds, transitively (``t0 =
+    time.perf_counter()`` and ``self.ms = time.perf_counter() - t0``): all of them plain
+    statements of the same block, their names bound nowhere else. None where that fails:
+    guarding them would leave a read of an unbound name, or change a value something else
+    reads."""
+    guarded = [node]
+    while True:
+        bound = _names(guarded, ast.Store)
+        readers = [s for s in block if s not in guarded and _names([s], ast.Load) & bound]
+        if not readers:
+            break
+        guarded += readers
+    if any(not isinstance(s, _SIMPLE) for s in guarded):
+        return None
+    elsewhere = [s for s in ast.walk(fn) if isinstance(s, ast.stmt) and s is not fn]
+    inside = {id(n) for s in guarded for n in ast.walk(s)}
+    outside = [s for s in elsewhere if id(s) not in inside]
+    bound = _names(guarded, ast.Store)
+    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    # A read or a store of a guarded name outside the guarded statements (in a nested block,
+    # another branch, a parameter): refused.
+    for s in outside:
+        if s in block:
+            continue  # a statement of the block that does not read them (checked above)
+        if _names([s], ast.Load) & bound or _names([s], ast.Store) & bound:
+            return None
+    if bound & params or any(_names([s], ast.Store) & bound for s in block if s not in guarded):
+        return None
+    return sorted(guarded, key=lambda s: s.lineno)
+
+
+def guard_host_effect(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """A timer, a timestamp or a dump (``HOST_CALLS``) as a plain statement, with the
+    statements that read what it binds, each runs only in eager."""
+    call = _host_call(node) if isinstance(node, _SIMPLE) else None
+    found = _function_and_block(tree, node) if call else None
+    if call is None or found is None:
+        return None
+    guarded = _dependents(*found, node)
+    if guarded is None or any(not whole_lines(source, s, s) for s in guarded):
+        return None
+    lines = source.splitlines(keepends=True)
+    start, end = guarded[0].lineno, guarded[-1].end_lineno or guarded[-1].lineno
+    text, at, kept = "", start, []
+    for s in guarded:
+        for old in range(at, s.lineno):  # what lies between two guarded statements
+            kept.append((old, start + text.count("\n")))
+            text += lines[old - 1]
+        text += eager_only(lines_of(source, s))
+        at = (s.end_lineno or s.lineno) + 1
+    also, it = (" and what reads it", "them") if len(guarded) > 1 else ("", "it")
+    return Rewrite(
+        "guard-host",
+        f"Run {call}(){also} only in eager (torch.compiler.is_compiling()): "
+        f"compiled calls skip {it}",
+        path,
+        start,
+        end,
+        text,
+        exact=True,
+        kept=tuple(kept),
+    )
+
+
+def drop_graph_break(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """``torch._dynamo.graph_break()`` computes nothing: removed, torch traces on."""
+    if not (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func) in _BREAKS
+        and not node.value.args
+        and whole_lines(source, node, node)
+    ):
+        return None
+    found = _function_and_block(tree, node)
+    alone = found is not None and len(found[1]) == 1
+    first = lines_of(source, node)[0]
+    text = first[: len(first) - len(first.lstrip())] + "pass\n" if alone else ""
+    return Rewrite(
+        "drop-break",
+        "Remove the explicit torch._dynamo.graph_break(): it only splits the graph",
+        path,
+        node.lineno,
+        node.end_lineno or node.lineno,
+        text,
+        exact=True,
+    )
+
+
+def _zero_d(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether ``name`` is bound once in ``fn``, to ``t.argmax()``/``t.argmin()`` or
+    ``torch.argmax(t)``/``torch.argmin(t)`` with no dimension: a 0-d tensor."""
+    stores = [
+        s
+        for s in ast.walk(fn)
+        if isinstance(s, ast.Name) and isinstance(s.ctx, ast.Store) and s.id == name
+    ]
+    assigns = [
+        s
+        for s in ast.walk(fn)
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and s.targets[0].id == name
+    ]
+    if len(stores) != 1 or len(assigns) != 1 or not isinstance(assigns[0].value, ast.Call):
+        return False
+    call = assigns[0].value
+    func = call.func
+    if (
+        call.keywords
+        or not isinstance(func, ast.Attribute)
+        or func.attr not in {"argmax", "argmin"}
+    ):
+        return False
+    if ast.unparse(func.value) == "torch":
+        return len(call.args) == 1
+    return not call.args
+
+
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+
+
+def tensor_index(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """``x[i]`` where ``i`` is a 0-d index tensor (an argmax without a dimension): Python asks
+    the tensor for an int (``__index__``), a value that leaves the graph.
+    ``x.index_select(0, i.reshape(1)).squeeze(0)`` selects the same row inside it."""
+    found = _function_and_block(tree, node)
+    if found is None or node.lineno != node.end_lineno or not whole_lines(source, node, node):
+        return None
+    fn = found[0]
+    subs = [
+        s
+        for s in ast.walk(node)
+        if isinstance(s, ast.Subscript)
+        and isinstance(s.ctx, ast.Load)
+        and isinstance(s.slice, ast.Name)
+        and _zero_d(fn, s.slice.id)
+    ]
+    line = lines_of(source, node)[0]
+    nested = any(t is not s and t in ast.walk(s) for s in subs for t in subs)
+    if not subs or nested or not line.isascii():  # offsets are bytes: ASCII keeps them columns
+        return None
+    for s in sorted(subs, key=lambda s: -s.col_offset):
+        value = ast.get_source_segment(source, s.value) or ""
+        if not isinstance(s.value, _ATOMS):
+            value = f"({value})"
+        assert isinstance(s.slice, ast.Name)
+        new = f"{value}.index_select(0, {s.slice.id}.reshape(1)).squeeze(0)"
+        line = line[: s.col_offset] + new + line[s.end_col_offset or 0 :]
+    return Rewrite(
+        "tensor-index",
+        "Index with the 0-d tensor inside the graph (index_select) instead of a Python int",
+        path,
+        node.lineno,
+        node.lineno,
+        line,
+        exact=True,
+    )
