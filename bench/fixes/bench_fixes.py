@@ -2,13 +2,17 @@
 recompiles added, files edited outside the workspace, and the time to a verified fix against
 one breaks check of the file.
 
-    .venv/bin/python bench/fixes/bench_fixes.py [--corpus static|transformers] [--out FILE]
-        [--only NAME]
+    .venv/bin/python bench/fixes/bench_fixes.py [--corpus static|transformers|realworld]
+        [--out FILE] [--only NAME]
+    .venv/bin/python bench/fixes/bench_fixes.py --summary   # SUMMARY.md from the three records
 
 Per file of the corpus, in a workspace of its own under one temporary root: bench/static/corpus
 (65 modules, each with a ``compile_example``; the clean ones too, where nothing may be
-offered; RESULTS.md), or the transformers models of hf_models.py, built from small configs
-from the installed package (RESULTS-transformers.md):
+offered; RESULTS.md), the transformers models of hf_models.py, built from small configs
+from the installed package (RESULTS-transformers.md), or bench/realworld's cases (its
+``example.py``, and the package module files a case copies into its workspace;
+RESULTS-realworld.md). Each run also records its rows (``results-<corpus>.json``), which
+``--summary`` adds up over the three corpora (SUMMARY.md):
 
 1. a warm engine (``backend="eager"``) checks the file for breaks, twice; the second is timed;
 2. ``fixes_for`` proposes and verifies a rewrite per break: timed, each break's verification
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
+import importlib
 import json
 import platform
 import shutil
@@ -50,6 +55,7 @@ CORPUS = REPO / "bench" / "static" / "corpus"
 TITLES = {
     "static": "static corpus (bench/static/corpus)",
     "transformers": "transformers models (small configs, hf_models.py)",
+    "realworld": "real-code corpus (bench/realworld/cases.py)",
 }
 PYPROJECT = '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
 
@@ -63,16 +69,31 @@ def _hashes(root: Path) -> dict[str, str]:
 
 
 def _corpus(name: str, tmp: Path) -> Path:
-    """The folder of the corpus's files: bench/static's, or the transformers models written
-    from hf_models.py into ``tmp``."""
+    """The folder of the corpus's files: bench/static's, the transformers models written
+    from hf_models.py into ``tmp``, or bench/realworld's cases (``<case>.py``, and the files a
+    case copies from its package in ``<case>/``)."""
     if name == "static":
         return CORPUS
-    import hf_models
-
-    out = tmp / "hf"
+    out = tmp / name
     out.mkdir()
-    for file, text in hf_models.sources().items():
-        (out / file).write_text(text)
+    if name == "transformers":
+        import hf_models
+
+        for file, text in hf_models.sources().items():
+            (out / file).write_text(text)
+        return out
+    sys.path.insert(0, str(REPO / "bench" / "realworld"))
+    import score  # builds a case's workspace: its example and its copied module files
+
+    for case in score.CASES:
+        if not score.available(case):
+            print(f"skipped {case.name}: {', '.join(case.requires)} not installed", file=sys.stderr)
+            continue
+        stem = case.name.replace("-", "_")
+        ws = score.build(case, tmp / "cases")
+        (ws / "example.py").rename(out / f"{stem}.py")
+        if case.copy:
+            shutil.copytree(ws, out / stem)
     return out
 
 
@@ -88,6 +109,9 @@ def run(only: str | None, corpus_name: str = "static") -> dict[str, Any]:
         (root / p.stem).mkdir()
         shutil.copy(p, root / p.stem / p.name)
         shutil.copy(p, originals / p.name)
+        if (corpus / p.stem).is_dir():  # module files the example imports, beside it
+            shutil.copytree(corpus / p.stem, root / p.stem, dirs_exist_ok=True)
+            shutil.copytree(corpus / p.stem, originals, dirs_exist_ok=True)
     # The installed packages too: a fix of a library's break must edit none of its files.
     libraries = [Path(m.__file__).parent for m in _libraries()]
     outside = _hashes(originals) | _hashes(corpus)
@@ -143,13 +167,22 @@ def run(only: str | None, corpus_name: str = "static") -> dict[str, Any]:
 
 
 def _libraries() -> list[Any]:
+    """The installed packages the corpora's models come from."""
     out = []
-    try:
-        import transformers
-
-        out.append(transformers)
-    except ImportError:
-        pass
+    for name in (
+        "transformers",
+        "x_transformers",
+        "einops",
+        "local_attention",
+        "vit_pytorch",
+        "mlp_mixer_pytorch",
+        "perceiver_pytorch",
+        "rotary_embedding_torch",
+    ):
+        try:
+            out.append(importlib.import_module(name))
+        except ImportError:
+            pass
     return out
 
 
@@ -241,12 +274,64 @@ def markdown(res: dict[str, Any], cmd: str, corpus_name: str = "static") -> str:
     return "\n".join(out) + "\n"
 
 
+def summary() -> str:
+    """The three corpora's records added up: what the issue's goals are measured on."""
+    out = [
+        "# Verified fixes: the three corpora together",
+        "",
+        "`bench/fixes/bench_fixes.py --summary`, from the records each corpus's run wrote "
+        "(`results-<corpus>.json`; the per-corpus RESULTS files say when and where each ran).",
+        "",
+        "| corpus | breaks (torch) | removed by verified fixes | applied fixes keeping outputs "
+        "bitwise | new recompiles | edits outside | verified on clean files | time to a verified "
+        "fix / check (median) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    total: list[dict[str, Any]] = []
+    outside = 0
+    for name in ("static", "transformers", "realworld"):
+        path = HERE / f"results-{name}.json"
+        if not path.exists():
+            out.append(f"| {name} | not run | | | | | | |")
+            continue
+        res = json.loads(path.read_text())
+        total += res["rows"]
+        outside += res["edited_outside"]
+        out.append(_summary_row(name, res["rows"], res["edited_outside"]))
+    out.append(_summary_row("**all**", total, outside))
+    return "\n".join(out) + "\n"
+
+
+def _summary_row(name: str, rows: list[dict[str, Any]], outside: int) -> str:
+    before = sum(r.get("breaks_before", 0) for r in rows if r.get("breaks_before", 0) > 0)
+    fixed = [r for r in rows if r["applied"]]
+    removed = sum(r.get("breaks_before", 0) - r.get("breaks_after", 0) for r in fixed)
+    equal = sum(1 for r in fixed if r.get("equal"))
+    new_rc = sum(
+        max(0, r.get("recompiles_after", 0) - r.get("recompiles_before", 0)) for r in fixed
+    )
+    clean = sum(r["verified"] for r in rows if r.get("breaks_before", 0) == 0)
+    each = sorted(t / r["t_check"] for r in rows for t in r.get("t_verified", []) if r["t_check"])
+    med = f"{each[len(each) // 2]:.2f}× ({len(each)})" if each else "—"
+    pct = f"{100.0 * removed / before:.0f}%" if before else "—"
+    return (
+        f"| {name} | {before} | {removed} ({pct}) | {equal} of {len(fixed)} | {new_rc} | "
+        f"{outside} | {clean} | {med} |"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", choices=sorted(TITLES), default="static")
     ap.add_argument("--out", default=None)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--summary", action="store_true")
     args = ap.parse_args()
+    if args.summary:
+        text = summary()
+        (HERE / "SUMMARY.md").write_text(text)
+        print(text)
+        return
     if args.out is None:
         name = "RESULTS.md" if args.corpus == "static" else f"RESULTS-{args.corpus}.md"
         args.out = str(HERE / name)
@@ -256,6 +341,8 @@ def main() -> None:
     )
     text = markdown(res, cmd, args.corpus)
     Path(args.out).write_text(text)
+    if args.only is None:
+        (HERE / f"results-{args.corpus}.json").write_text(json.dumps(res, indent=1) + "\n")
     print(text)
 
 

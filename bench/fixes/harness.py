@@ -126,8 +126,9 @@ def recompiles(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     return sum(n - 1 for n in seen.values())
 
 
-def same(actual: Any, expected: Any) -> None:
-    """Bitwise equal: tensors by ``assert_close(rtol=0, atol=0)``, other leaves (a label
+def same(actual: Any, expected: Any, depth: int = 0) -> None:
+    """Bitwise equal: tensors by ``assert_close(rtol=0, atol=0)``, objects torch's pytree does
+    not open (transformers' ``DynamicCache``) by their attributes, other leaves (a label
     string) by ``==``; AssertionError names the first difference."""
     a, sa = tree_flatten(actual)
     e, se = tree_flatten(expected)
@@ -136,6 +137,10 @@ def same(actual: Any, expected: Any) -> None:
     for i, (x, y) in enumerate(zip(a, e, strict=True)):
         if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
             torch.testing.assert_close(x, y, rtol=0, atol=0, equal_nan=True)
+        elif x is y:
+            continue
+        elif type(x) is type(y) and hasattr(x, "__dict__") and not callable(x) and depth < 4:
+            same(dict(vars(x)), dict(vars(y)), depth + 1)
         elif x != y:
             raise AssertionError(f"leaf {i}: {x!r} vs {y!r}")
 
