@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .rewrite import Rewrite, eager_only, lines_of, whole_lines
+from .rewrite import Rewrite, block_of, eager_only, lines_of, names, parameters, whole_lines
 
 # Calls that observe or record on the host: they decide no tensor value, so running them only
 # in eager keeps every output; compiled calls skip them, which the fix's title says.
@@ -39,23 +39,11 @@ def _function_and_block(
     tree: ast.Module, node: ast.stmt
 ) -> tuple[ast.FunctionDef, list[ast.stmt]] | None:
     for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef):
-            continue
-        for parent in ast.walk(fn):
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(parent, field, None)
-                if isinstance(block, list) and node in block:
-                    return fn, block
+        if isinstance(fn, ast.FunctionDef):
+            block = block_of(fn, node)
+            if block is not None:
+                return fn, block
     return None
-
-
-def _names(nodes: list[ast.stmt], ctx: type) -> set[str]:
-    return {
-        n.id
-        for s in nodes
-        for n in ast.walk(s)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)
-    }
 
 
 def _dependents(
@@ -68,27 +56,24 @@ def _dependents(
     reads."""
     guarded = [node]
     while True:
-        bound = _names(guarded, ast.Store)
-        readers = [s for s in block if s not in guarded and _names([s], ast.Load) & bound]
+        bound = names(guarded, ast.Store)
+        readers = [s for s in block if s not in guarded and names([s], ast.Load) & bound]
         if not readers:
             break
         guarded += readers
     if any(not isinstance(s, _SIMPLE) for s in guarded):
         return None
-    elsewhere = [s for s in ast.walk(fn) if isinstance(s, ast.stmt) and s is not fn]
-    inside = {id(n) for s in guarded for n in ast.walk(s)}
-    outside = [s for s in elsewhere if id(s) not in inside]
-    bound = _names(guarded, ast.Store)
-    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
-    # A read or a store of a guarded name outside the guarded statements (in a nested block,
-    # another branch, a parameter): refused.
-    for s in outside:
-        if s in block:
-            continue  # a statement of the block that does not read them (checked above)
-        if _names([s], ast.Load) & bound or _names([s], ast.Store) & bound:
-            return None
-    if bound & params or any(_names([s], ast.Store) & bound for s in block if s not in guarded):
+    bound = names(guarded, ast.Store)
+    if bound & parameters(fn):
         return None
+    # A store of a guarded name anywhere else, or a read of one outside the block (in a nested
+    # block: the closure above only followed the block's own statements): refused.
+    inside = {id(n) for s in guarded for n in ast.walk(s)}
+    for s in ast.walk(fn):
+        if not isinstance(s, ast.stmt) or s is fn or id(s) in inside:
+            continue
+        if names([s], ast.Store) & bound or (s not in block and names([s], ast.Load) & bound):
+            return None
     return sorted(guarded, key=lambda s: s.lineno)
 
 

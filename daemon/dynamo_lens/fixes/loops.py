@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from .branches import tensor_condition
-from .rewrite import Rewrite, fresh_name, single_assign, whole_lines
+from .rewrite import Rewrite, fresh_name, names, parameters, single_assign, whole_lines
 
 
 def _scope_and_loop(tree: ast.Module, node: ast.If) -> tuple[ast.FunctionDef, ast.For] | None:
@@ -23,15 +23,6 @@ def _scope_and_loop(tree: ast.Module, node: ast.If) -> tuple[ast.FunctionDef, as
             if isinstance(loop, ast.For) and node in loop.body:
                 return fn, loop
     return None
-
-
-def _stored(nodes: list[ast.stmt]) -> set[str]:
-    return {
-        n.id
-        for s in nodes
-        for n in ast.walk(s)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
 
 
 def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
@@ -55,9 +46,7 @@ def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
         return None  # only ``name = value`` around the test: nothing else left or skipped
     carried = [single_assign([s]) for s in post]
     # Each carried value must exist before the loop, to be kept when the loop exits at once.
-    before = _stored(fn.body[: fn.body.index(loop)]) | {
-        a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)
-    }
+    before = names(fn.body[: fn.body.index(loop)], ast.Store) | parameters(fn)
     if any(c is None or c[0] not in before for c in carried):
         return None
     # What the loop computes but does not carry changes on after the exit: nothing after the
@@ -70,7 +59,7 @@ def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
         and n.lineno > (loop.end_lineno or 0)
     }
     counter = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    if (_stored(pre) | counter) & after:
+    if (names(pre, ast.Store) | counter) & after:
         return None
     cond = tensor_condition(source, node.test)
     values = [ast.get_source_segment(source, c[1]) for c in carried if c is not None]
@@ -83,11 +72,11 @@ def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
     inner = lines[node.lineno - 1][
         : len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())
     ]
-    names = [c[0] for c in carried if c is not None]
+    kept_names = [c[0] for c in carried if c is not None]
     done = fresh_name(fn, "exited")
-    text = f"{outer}{done} = torch.zeros((), dtype=torch.bool, device={names[0]}.device)\n"
+    text = f"{outer}{done} = torch.zeros((), dtype=torch.bool, device={kept_names[0]}.device)\n"
     text += head + kept + f"{inner}{done} = torch.logical_or({done}, {cond})\n"
-    for n, v in zip(names, values, strict=True):
+    for n, v in zip(kept_names, values, strict=True):
         text += f"{inner}{n} = torch.where({done}, {n}, {v})\n"
     return Rewrite(
         "loop-exit",

@@ -153,12 +153,34 @@ def indent_and_comment(source: str, node: ast.stmt, head: ast.expr) -> tuple[str
     return indent, ("  " + after[after.index("#") :] if "#" in after else "")
 
 
-def following(tree: ast.Module, node: ast.stmt) -> ast.stmt | None:
-    """The statement right after ``node`` in the same block."""
-    for parent in ast.walk(tree):
+def block_of(root: ast.AST, node: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list under ``root`` that holds ``node``."""
+    for parent in ast.walk(root):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(parent, field, None)
             if isinstance(block, list) and node in block:
-                i = block.index(node)
-                return block[i + 1] if i + 1 < len(block) else None
+                return block
     return None
+
+
+def following(tree: ast.Module, node: ast.stmt) -> ast.stmt | None:
+    """The statement right after ``node`` in the same block."""
+    block = block_of(tree, node)
+    if block is None:
+        return None
+    i = block.index(node)
+    return block[i + 1] if i + 1 < len(block) else None
+
+
+def names(nodes: list[ast.stmt], ctx: type) -> set[str]:
+    """The names ``nodes`` store (``ast.Store``) or read (``ast.Load``)."""
+    return {
+        n.id
+        for s in nodes
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)
+    }
+
+
+def parameters(fn: ast.FunctionDef) -> set[str]:
+    return {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
