@@ -7,7 +7,7 @@ PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import importlib.util as u, dynamo_lens, torch, pygls, pytest_lsp, ruff, transformers; assert u.find_spec('vit_pytorch')" 2>/dev/null; then
+if ! .venv/bin/python -c "import importlib.util as u, dynamo_lens, torch, pygls, pytest_lsp, ruff, transformers, hypothesis; assert u.find_spec('vit_pytorch')" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   # torch==2.13.0 is pinned in the dev extra: the CPU build from this machine's disk.
   .venv/bin/python -m pip install -q -e ".[dev,realworld]"

@@ -5,6 +5,7 @@ elsewhere, ``doctor`` the interpreter, ``serve`` the language server."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -26,7 +27,9 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 def find_root(paths: Sequence[Path]) -> Path:
     """The nearest folder with a pyproject.toml at or above the first path."""
-    start = paths[0].resolve() if paths else Path.cwd()
+    # Not resolved: a link given by name belongs to the workspace it sits in, not to wherever
+    # it points (a fix must never take the link's target's folder for the workspace).
+    start = Path(os.path.abspath(paths[0])) if paths else Path.cwd()
     here = start if start.is_dir() else start.parent
     for cand in (here, *here.parents):
         if (cand / "pyproject.toml").is_file():
@@ -231,9 +234,13 @@ def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any)
 
 
 def _fix(args: argparse.Namespace) -> int:
-    """``fix``: each break's rewrite and its verdict; ``--apply`` writes the verified ones, one
-    at a time, analysing the file again after each (a verdict holds for the text it was for)."""
+    """``fix``: each break's rewrite and its verdict; ``--apply`` writes the ones verified for
+    every path, one at a time, analysing the file again after each (a verdict holds for the
+    text it was for), under the workspace's lock. Exit 0, 1 when a file could not be analysed
+    (as ``check``), 2 when something was not written (or on usage and internal errors)."""
+    from .engine.filewrite import workspace_lock
     from .engine.fixing import Fix, apply_verified, fixes_for
+    from .findings import Kind
 
     root = (args.root or find_root(args.paths)).resolve()
     overrides: dict[str, Any] = {"checks": ["breaks", "recompiles"]}
@@ -247,27 +254,77 @@ def _fix(args: argparse.Namespace) -> int:
     log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None
     report: list[Fix] = []
     applied: list[Fix] = []
-    with Engine(root, cfg, on_log=log) as engine:
-        for f in dict.fromkeys(iter_python_files(args.paths, cfg.excludes)):
-            if args.apply:
-                done, left = apply_verified(engine, str(f))
-                applied += done
-                report += left
-            else:
-                report += fixes_for(engine, engine.analyze_file(f, ["breaks", "recompiles"]))
-    if args.format == "json":
+    errors: list[str] = []
+    problems: list[Any] = []
+
+    def wrote(fix: Fix) -> None:
+        # Said as it happens: a run killed later has still told what it changed.
+        d = _fix_dict(fix, root)
         print(
-            json.dumps(
-                {
-                    "fixes": [_fix_dict(x, root) for x in report],
-                    "applied": [_fix_dict(x, root) for x in applied],
-                },
-                indent=2,
-            )
+            f"dynamo-lens: wrote {d['path']}: {d['rule']} at line {d['line']}",
+            file=sys.stderr,
+            flush=True,
         )
+
+    files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes)))
+    lock = (
+        workspace_lock(root, lambda: print(_WAITING, file=sys.stderr, flush=True))
+        if args.apply
+        else contextlib.nullcontext()
+    )
+    previous = signal.signal(signal.SIGTERM, _interrupt) if args.apply else None
+    try:
+        with lock, Engine(root, cfg, on_log=log) as engine:
+            for f in files:
+                if args.apply and not engine.workspace.contains(os.path.realpath(f)):
+                    errors.append(f"{f} is outside the workspace {root}: not changed")
+                    continue
+                if args.apply:
+                    done = apply_verified(engine, str(f), on_write=wrote)
+                    applied += done.applied
+                    report += done.left
+                    errors += done.errors
+                    problems += done.problems
+                else:
+                    result = engine.analyze_file(f, ["breaks", "recompiles"])
+                    problems += [x for x in result.all_findings() if x.kind is Kind.ERROR]
+                    if not any(x.kind is Kind.ERROR for x in result.all_findings()):
+                        report += fixes_for(engine, result)
+    except KeyboardInterrupt:
+        names = ", ".join(dict.fromkeys(_fix_dict(x, root)["path"] for x in applied))
+        print(
+            f"dynamo-lens: interrupted; changed so far: {names or 'nothing'} (each file is "
+            "either as it was or wholly rewritten)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    for e in errors:
+        print(f"dynamo-lens: {e}", file=sys.stderr)
+    if args.format == "json":
+        from .findings import to_wire
+
+        doc = {
+            "fixes": [_fix_dict(x, root) for x in report],
+            "applied": [_fix_dict(x, root) for x in applied],
+            "errors": errors,
+            "problems": to_wire(problems),
+        }
+        print(json.dumps(doc, indent=2))
     else:
-        print(_fix_text(report, applied, root))
-    return EXIT_CLEAN
+        print(_fix_text(report, applied, problems, root))
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if problems else EXIT_CLEAN
+
+
+_WAITING = "dynamo-lens: another fix --apply is writing in this workspace; waiting for it"
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _rel(path: str, root: Path) -> str:
@@ -279,13 +336,6 @@ def _rel(path: str, root: Path) -> str:
 
 def _fix_dict(fix: Any, root: Path) -> dict[str, Any]:
     f, rw = fix.finding, fix.rewrite
-    diff = ""
-    if rw is not None:
-        try:
-            with open(rw.path, encoding="utf-8") as fh:
-                diff = rw.diff(fh.read(), _rel(rw.path, root))
-        except OSError:
-            diff = ""
     return {
         "path": _rel(f.path, root),
         "line": f.line,
@@ -296,33 +346,39 @@ def _fix_dict(fix: Any, root: Path) -> dict[str, Any]:
         "rule": rw.rule if rw else None,
         "title": rw.title if rw else None,
         "verified": fix.verified,
+        "claim": fix.claim if fix.verified else None,
+        "applicable": fix.applicable,
         "checks": fix.checks,
         "why": fix.why,
         "seconds": round(fix.seconds, 3),
-        "diff": diff,
+        "diff": fix.diff,
     }
 
 
-def _fix_text(report: list[Any], applied: list[Any], root: Path) -> str:
-    lines = []
+def _fix_text(report: list[Any], applied: list[Any], problems: list[Any], root: Path) -> str:
+    from .report import text as textout
+
+    lines = [textout.line_for(p, root) for p in problems]
     for fix in applied:
         d = _fix_dict(fix, root)
-        lines.append(f"applied {d['rule']} at {d['path']}:{d['line']} (verified)")
+        lines.append(f"applied {d['rule']} at {d['path']}:{d['line']} (verified: {d['claim']})")
     for fix in report:
         d = _fix_dict(fix, root)
         lines.append(f"{d['path']}:{d['line']}: {d['gb_type'] or d['message']}")
         lines.append(f"  reported by {', '.join(d['targets'])}")
         if d["rule"]:
-            state = "verified" if d["verified"] else "not verified"
-            lines.append(f"  {d['rule']}: {d['title']} ({state} in {d['seconds']:.1f} s)")
+            state = f"verified: {d['claim']}" if d["verified"] else "not verified"
+            if d["verified"] and not d["applicable"]:
+                state += "; --apply does not write it"
+            lines.append(f"  {d['rule']}: {d['title']} ({state}; {d['seconds']:.1f} s)")
         for c in d["checks"]:
             mark = "ok  " if c["ok"] else "FAIL"
             lines.append(f"    {mark} {c['name']}" + (f": {c['detail']}" if c["detail"] else ""))
         if d["why"]:
             lines.append(f"  {d['why']}")
-        if d["diff"] and fix not in applied:
+        if d["diff"]:
             lines += ["    " + ln for ln in d["diff"].rstrip("\n").splitlines()]
-    if not report and not applied:
+    if not report and not applied and not problems:
         lines.append("no graph breaks")
     return "\n".join(lines)
 

@@ -92,6 +92,9 @@ class FixData(TypedDict, total=False):
     verified: bool | None
     checks: list[dict[str, Any]]
     why: str
+    # What verified means for it: "equivalent", "equal on N inputs covering both paths" or
+    # "equal on the example only: ..." (never written by ``fix --apply``).
+    claim: str
 
 
 class FindingData(TypedDict, total=False):

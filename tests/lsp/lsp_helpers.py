@@ -77,7 +77,11 @@ def open_doc(client: LanguageClient, ws: Path, rel: str, version: int = 1) -> st
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(
-                uri=u, language_id="python", version=version, text=(ws / rel).read_text()
+                # As an editor sends it: line endings as in the file (a CRLF file stays CRLF).
+                uri=u,
+                language_id="python",
+                version=version,
+                text=(ws / rel).read_bytes().decode(),
             )
         )
     )

@@ -81,6 +81,17 @@ def _action(a: types.Command | types.CodeAction) -> types.CodeAction:
     return types.CodeAction(title=a.title, command=inner)
 
 
+def _versioned(action: types.CodeAction, version: int) -> types.TextEdit:
+    """The action's one edit, which must be for ``version`` of the buffer only."""
+    assert action.edit is not None and action.edit.document_changes is not None, action
+    (doc_edit,) = action.edit.document_changes
+    assert isinstance(doc_edit, types.TextDocumentEdit)
+    assert doc_edit.text_document.version == version
+    (edit,) = doc_edit.edits
+    assert isinstance(edit, types.TextEdit)
+    return edit
+
+
 def _apply(text: str, edit: types.TextEdit) -> str:
     rows = text.splitlines(keepends=True)
     start, end = edit.range.start.line, edit.range.end.line
@@ -108,9 +119,11 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
         "break gone",
         "no new break",
         "outputs equal",
+        "same state",
         "compiled equal",
         "no break on later calls",
         "no new recompile",
+        "file unchanged",
     ]
     # The command came without a token: the daemon made one, and showed the verification on it.
     titles = [v.title for vs in client.progress_reports.values() for v in vs if hasattr(v, "title")]
@@ -121,12 +134,9 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
 
     (preferred,) = [a for a in await _actions(client, uri, printed) if a.is_preferred]
     assert preferred.title == (
-        "Run the output call only in eager (torch.compiler.is_compiling()) (verified: break "
-        "gone, no new break, outputs equal, compiled equal, no break on later calls, no new "
-        "recompile)"
+        "Run the output call only in eager (torch.compiler.is_compiling()) (verified: equivalent)"
     )
-    assert preferred.edit is not None and preferred.edit.changes is not None
-    (edit,) = preferred.edit.changes[uri]
+    edit = _versioned(preferred, 1)  # for the buffer it was offered on, and no other
     text = _apply((WS / REL).read_text(), edit)
     (WS / REL).write_text(text)
     change_and_save(client, uri, text, 2)
@@ -166,13 +176,8 @@ async def test_a_recompile_gets_a_verified_fix_from_the_light_bulb(
     assert result["verified"], result
     assert [c["name"] for c in result["checks"]][:2] == ["recompile gone", "no new recompile site"]
     (preferred,) = [a for a in await _actions(client, uri, line) if a.is_preferred]
-    assert preferred.title.endswith(
-        "(verified: recompile gone, no new recompile site, no new "
-        "break, outputs equal, compiled equal, no break on later "
-        "calls, no new recompile)"
-    )
-    assert preferred.edit is not None and preferred.edit.changes is not None
-    (edit,) = preferred.edit.changes[uri]
+    assert preferred.title.endswith("(verified: equivalent)"), preferred.title
+    edit = _versioned(preferred, 1)
     fixed = _apply(text, edit)
     (WS_RC / rel).write_text(fixed)
     change_and_save(client, uri, fixed, 2)
@@ -183,3 +188,33 @@ async def test_a_recompile_gets_a_verified_fix_from_the_light_bulb(
         client,
     )
     await until(lambda: lines(client, uri) == [], 60, client)
+
+
+@pytest.mark.asyncio
+async def test_a_fix_of_a_crlf_file_keeps_its_line_endings(client: LanguageClient) -> None:
+    """The buffer of a CRLF file is its file (no rewrite is refused as "not saved"), and the
+    edit's new lines end in CRLF too."""
+    rel = "crlf.py"
+    (WS / rel).write_bytes((FIXTURES / "fixes" / REL).read_bytes().replace(b"\n", b"\r\n"))
+    uri = open_doc(client, WS, rel)
+    text = (WS / rel).read_bytes().decode()
+    line = next(i for i, ln in enumerate(text.split("\r\n"), 1) if "# here: print" in ln)
+    await until(lambda: line in lines(client, uri), 240, client)
+    (verify,) = [a for a in await _actions(client, uri, line) if a.command and "Verify" in a.title]
+    assert verify.command is not None
+    client.edits.clear()  # type: ignore[attr-defined]
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command=verify.command.command, arguments=verify.command.arguments
+        )
+    )
+    assert result["verified"], result
+    (sent,) = client.edits  # type: ignore[attr-defined]
+    (doc_edit,) = sent.edit.document_changes
+    (edit,) = doc_edit.edits
+    assert edit.new_text == (
+        "        if not torch.compiler.is_compiling():\r\n"
+        '            print("forward ran")  # here: print\r\n'
+    )
+    (preferred,) = [a for a in await _actions(client, uri, line) if a.is_preferred]
+    assert _versioned(preferred, 1).new_text == edit.new_text

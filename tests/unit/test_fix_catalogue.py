@@ -364,10 +364,10 @@ def test_a_disabled_helper_that_only_computes_is_traced_non_strictly() -> None:
 LOOP = """import torch
 
 
-def solve(f, x, tol, n):
+def solve(w, x, tol, n):
     z = torch.zeros_like(x)
     for _ in range(n):  # iterate
-        z_next = torch.tanh(f(z) + x)
+        z_next = torch.tanh(z @ w + x)
         if (z_next - z).norm() < tol:
             break
         z = z_next
@@ -381,7 +381,7 @@ def test_a_loop_that_exits_on_a_tensor_runs_every_iteration_keeping_the_exits_va
     assert rw.text == (
         "    exited = torch.zeros((), dtype=torch.bool, device=z.device)\n"
         "    for _ in range(n):  # iterate\n"
-        "        z_next = torch.tanh(f(z) + x)\n"
+        "        z_next = torch.tanh(z @ w + x)\n"
         "        exited = torch.logical_or(exited, (z_next - z).norm() < tol)\n"
         "        z = torch.where(exited, z, z_next)\n"
     )
@@ -396,6 +396,12 @@ def test_a_loop_exit_is_left_where_the_exits_values_are_not_all_kept() -> None:
         ("        z = z_next\n", "        z = z_next\n        print(z)\n"),  # not an assignment
         ("        z = z_next\n", "        z = z_next\n    else:\n        z = x\n"),  # for-else
         ("        z = z_next\n", ""),  # nothing carried
+        # The iterations after the exit now run: nothing with an effect, no infinite gradient.
+        ("z @ w + x", "f(z) + x"),  # a call whose effects the source does not show
+        ("z @ w + x", "z.add_(x)"),  # in place
+        ("z @ w + x", "torch.sqrt(z) + x"),  # an infinite gradient at 0
+        ("z @ w + x", "(z @ w) / z.norm()"),  # a division
+        ("z @ w + x", "z @ w + torch.randn_like(x)"),  # a random draw
     ):
         src = LOOP.replace(old, new)
         ast.parse(src)
@@ -520,3 +526,88 @@ def test_a_zero_d_argmax_used_as_an_index_selects_inside_the_graph() -> None:
         assert propose(_at(src, "return"), src, in_workspace=True) == [], new
     torch_form = ARGMAX.replace("scores.argmax()", "torch.argmin(scores)")
     assert _only(torch_form, "return").rule == "tensor-index"
+
+
+ARMS = """import torch
+
+
+def g(h):
+    return h.abs()
+
+
+def f(x, noise):
+    h = x * 2
+    if h.sum() > 0:  # pick
+        h = ARM
+    return h
+"""
+
+
+def test_a_selection_computes_both_arms_so_an_arm_must_only_compute() -> None:
+    """torch-where evaluates the arm the original skipped: nothing in it may change state,
+    draw random numbers or call what the source cannot see into (issue 28)."""
+    for arm in (
+        "h.clamp_(min=0)",  # in place
+        "torch.add(h, 1, out=h)",  # into a tensor
+        "h + torch.randn_like(h)",  # a random draw
+        "torch.nn.functional.dropout(h, 0.1)",  # a random draw
+        "h + unknown(h)",  # effects the source does not show
+        "(noise := h) * 2",  # an assignment
+    ):
+        src = ARMS.replace("ARM", arm)
+        ast.parse(src)
+        assert propose(_at(src, "if h.sum()"), src, in_workspace=True) == [], arm
+    # Pure calls pass: the file's own pure function, a method, torch.
+    src = ARMS.replace("ARM", "g(h) + h.relu() + torch.tanh(h)")
+    (rw,) = propose(_at(src, "if h.sum()"), src, in_workspace=True)
+    assert (
+        rw.text == "    h = torch.where(h.sum() > 0, g(h) + h.relu() + torch.tanh(h), h)  # pick\n"
+    )
+    assert rw.branch == _at(src, "if h.sum()").line  # inputs that take each path get tried
+
+
+def test_an_arm_whose_gradient_can_be_infinite_gets_its_operand_selected_too() -> None:
+    """The untaken arm's gradient is multiplied by zero, and 0 * inf is NaN: sqrt, log and a
+    division see a safe value on the path not taken (the "double where"); a power is refused."""
+    src = ARMS.replace("ARM", "torch.sqrt(h) + (h + 1).log() / h.norm()")
+    (rw,) = propose(_at(src, "if h.sum()"), src, in_workspace=True)
+    assert rw.text == (
+        "    cond = h.sum() > 0\n"
+        "    h = torch.where(cond, torch.sqrt(torch.where(cond, h, 1.0)) + "
+        "(torch.where(cond, h + 1, 1.0)).log() / torch.where(cond, h.norm(), 1.0), h)  # pick\n"
+    )
+    ast.parse(rw.apply(src))
+    for arm in ("h ** 0.5", "torch.sqrt(torch.log(h))", "torch.pow(h, 0.5)"):
+        src = ARMS.replace("ARM", arm)
+        assert propose(_at(src, "if h.sum()"), src, in_workspace=True) == [], arm
+    # In the else arm the safe value goes to the taken side of the flag.
+    src = ARMS.replace("        h = ARM\n", "        h = h * 2\n    else:\n        h = h.rsqrt()\n")
+    (rw,) = propose(_at(src, "if h.sum()"), src, in_workspace=True)
+    assert "torch.where(cond, h * 2, torch.where(cond, 1.0, h).rsqrt())" in rw.text
+
+
+def test_an_output_whose_argument_does_more_than_compute_is_not_guarded() -> None:
+    """Compiled calls skip a guarded print: ``print(self.calls.add_(1))`` would stop
+    counting."""
+    base = "import torch\n\n\ndef f(self, x):\n    print(ARG)\n    return x\n"
+    for arg in ("self.calls.add_(1)", "self.seen.append(x)", "next(self.it)", "tick()"):
+        src = base.replace("ARG", arg)
+        assert propose(_at(src, "print("), src, in_workspace=True) == [], arg
+    src = base.replace("ARG", "f'{x.shape} {x.sum().item()} {len(x)}'")
+    (rw,) = propose(_at(src, "print("), src, in_workspace=True)
+    assert rw.rule == "guard-output" and rw.branch == 0
+
+
+def test_the_probe_wraps_only_the_branchs_test_and_keeps_every_line() -> None:
+    from dynamo_lens.fixes.probe import PROBE, probed
+
+    src = (
+        "import torch\n\n\ndef f(h):\n    if (h.sum() >\r\n            0):  # é\r\n"
+        "        h = -h\n    assert h.max() < 9, 'big'\n    return h\n"
+    )
+    out = probed(src, 5)
+    assert out is not None and out.count("\n") == src.count("\n")
+    assert f"if ({PROBE}(h.sum() >\r\n            0)):  # é" in out
+    out = probed(src, 8)
+    assert out is not None and f"assert {PROBE}(h.max() < 9), 'big'" in out
+    assert probed(src, 7) is None and probed("def (:", 1) is None

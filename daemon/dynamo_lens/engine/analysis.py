@@ -271,11 +271,15 @@ class Engine:
         rewrite: dict[str, Any],
         site: tuple[str, int, str],
         *,
+        source: str | None = None,
+        digest: str = "",
         cancel: CancelToken | None = None,
         on_progress: ProgressFn | None = None,
     ) -> dict[str, Any] | Finding:
         """The worker's verdict (worker/verify.py) on ``rewrite`` for the break at ``site`` that
-        ``target``, a target of ``path``, reported; a Finding if the job itself died."""
+        ``target``, a target of ``path``, reported; a Finding if the job itself died.
+        ``source`` is the edited file's text the rewrite is for and ``digest`` its bytes' hash:
+        the worker verifies that text, and refuses a file that holds other bytes meanwhile."""
         path = Path(os.path.realpath(path))
         config_targets = self._config_targets(path)
         guess, skip = self._guess_policy(path.read_bytes(), config_targets)
@@ -291,6 +295,8 @@ class Engine:
             "rewrite": rewrite,
             "site": list(site),
             "label": target,
+            "source": source,
+            "digest": digest,
         }
         try:
             return self._job("verify", params, path, 1, target, cancel, on_progress)

@@ -5,15 +5,18 @@ for a module-wide setting)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import FileResult, Finding, FixData
-from ..fixes.catalogue import FIXABLE, Rewrite, propose, site_key
+from ..findings import FileResult, Finding, FixData, Kind
+from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose, site_key
 from .analysis import Engine
 from .cancel import CancelToken
+from .filewrite import FileChanged, Source, WriteError, read_source, replace_file
 
 
 @dataclass
@@ -27,11 +30,25 @@ class Fix:
     checks: list[dict[str, Any]] = field(default_factory=list)  # the worker's, for ``rewrite``
     why: str = ""  # why nothing is offered as verified, in words
     seconds: float = 0.0  # spent verifying this break's rewrites: what the user waits for
+    source: Source | None = None  # the file's text the rewrite was made and verified for
+    paths: str = ""  # the verdict's: "both", "example" or "" (the rewrite took no path away)
+    inputs: int = 0  # the inputs the verdict compared
+    diff: str = ""  # of ``source`` by the rewrite
+    stale: bool = False  # the file changed after it was analysed or while it was verified
 
     @property
     def site(self) -> tuple[str, int, str]:
         f = self.finding
         return (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
+
+    @property
+    def applicable(self) -> bool:
+        """Verified for every path, not only the example's: ``--apply`` writes only these."""
+        return applicable({"verified": self.verified, "paths": self.paths})
+
+    @property
+    def claim(self) -> str:
+        return claim(self.paths, self.inputs)
 
 
 def _breaks(result: FileResult) -> list[Fix]:
@@ -49,13 +66,23 @@ def _breaks(result: FileResult) -> list[Fix]:
     return list(by_site.values())
 
 
+def _label(engine: Engine, path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(engine.root))
+    except ValueError:
+        return path
+
+
 def fixes_for(
     engine: Engine, result: FileResult, *, cancel: CancelToken | None = None
 ) -> list[Fix]:
     """A :class:`Fix` per break in ``result``; rewrites are verified one at a time, each
     against every target that reported its break (every target of the file for a module-wide
-    setting), and the first that passes is kept."""
+    setting), for the file's bytes as read here (the worker refuses a file that holds others
+    meanwhile). The first that is verified for every path is kept; else the first verified on
+    the example only; else the last tried."""
     out = []
+    sources: dict[str, Source | WriteError] = {}
     for fix in _breaks(result):
         started = time.perf_counter()
         f = fix.finding
@@ -63,14 +90,24 @@ def fixes_for(
             fix.why = "the break is in a library: only the workspace's files are edited"
             out.append(fix)
             continue
-        try:
-            with open(f.path, encoding="utf-8") as fh:
-                source = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            fix.why = f"cannot read {f.path}: {exc}"
+        if f.path not in sources:
+            try:
+                sources[f.path] = read_source(f.path)
+            except WriteError as exc:
+                sources[f.path] = exc
+        src = sources[f.path]
+        if isinstance(src, WriteError):
+            fix.why = str(src)
             out.append(fix)
             continue
-        rewrites = propose(f, source, in_workspace=True)
+        if os.path.realpath(f.path) == os.path.realpath(result.path) and (
+            src.digest != result.content_hash
+        ):
+            fix.why = f"{os.path.basename(f.path)} changed after it was analysed"
+            fix.stale = True
+            out.append(fix)
+            continue
+        rewrites = propose(f, src.text, in_workspace=True)
         if not rewrites and "library" in f.data:
             fix.why = (
                 f"torch breaks inside a library ({f.data['library']}): no file outside the "
@@ -79,45 +116,76 @@ def fixes_for(
         elif not rewrites:
             fix.why = "no rewrite in the catalogue matches this code"
         every = [r.target for r in result.reports]
+        fallback: Fix | None = None
         for rw in rewrites:
-            fix.rewrite, fix.checks, fix.why = rw, [], ""
-            for target in every if rw.module_wide else fix.targets:
-                verdict = engine.verify_rewrite(
-                    result.path, target, dataclasses.asdict(rw), fix.site, cancel=cancel
-                )
-                if isinstance(verdict, Finding):
-                    fix.checks = [{"name": "runs", "ok": False, "detail": verdict.message}]
-                else:
-                    fix.checks = list(verdict.get("checks", []))
-                failed = [c for c in fix.checks if not c["ok"]]
-                if failed or isinstance(verdict, Finding):
-                    c = failed[0] if failed else fix.checks[-1]
-                    fix.why = f"{target}: {c['name']} failed" + (
-                        f" ({c['detail']})" if c.get("detail") else ""
-                    )
-                    break
-            else:
-                fix.verified = True
+            fix.rewrite, fix.checks, fix.why, fix.source = rw, [], "", src
+            fix.diff = rw.diff(src.text, _label(engine, rw.path))
+            fix.verified = _verify(
+                engine, result, fix, every if rw.module_wide else fix.targets, cancel
+            )
+            if fix.applicable:
                 break
+            if fix.verified and fallback is None:
+                fallback = dataclasses.replace(fix)
+        else:
+            if fallback is not None:
+                fix = fallback
         fix.seconds = time.perf_counter() - started
         out.append(fix)
     return out
 
 
-def _fix_data(
-    rw: Rewrite, verified: bool | None, checks: list[dict[str, Any]], why: str
-) -> FixData:
-    return FixData(
+def _verify(
+    engine: Engine, result: FileResult, fix: Fix, targets: list[str], cancel: CancelToken | None
+) -> bool:
+    """The worker's verdict on ``fix.rewrite`` for each of ``targets``, kept in ``fix``."""
+    rw, src = fix.rewrite, fix.source
+    assert rw is not None and src is not None
+    paths: set[str] = set()
+    for target in targets:
+        verdict = engine.verify_rewrite(
+            result.path,
+            target,
+            dataclasses.asdict(rw),
+            fix.site,
+            source=src.text,
+            digest=src.digest,
+            cancel=cancel,
+        )
+        if isinstance(verdict, Finding):
+            fix.checks = [{"name": "runs", "ok": False, "detail": verdict.message}]
+        else:
+            fix.checks = list(verdict.get("checks", []))
+            paths.add(str(verdict.get("paths", "")))
+            fix.inputs = max(fix.inputs, int(verdict.get("inputs", 0)))
+        failed = [c for c in fix.checks if not c["ok"]]
+        fix.stale = any(c["name"] == "file unchanged" for c in failed)
+        if failed or isinstance(verdict, Finding) or not verdict.get("verified"):
+            c = failed[0] if failed else (fix.checks or [{"name": "runs", "detail": ""}])[-1]
+            fix.why = f"{target}: {c['name']} failed" + (
+                f" ({c['detail']})" if c.get("detail") else ""
+            )
+            return False
+    # Over several targets, the weakest claim holds.
+    fix.paths = "example" if "example" in paths else ("both" if "both" in paths else "")
+    return True
+
+
+def _fix_data(fix: Fix, rw: Rewrite, verified: bool | None) -> FixData:
+    data = FixData(
         rule=rw.rule,
         title=rw.title,
         path=rw.path,
         start=rw.start,
         end=rw.end,
-        text=rw.text,
+        text=rw.replacement(fix.source.text) if fix.source else rw.text,
         verified=verified,
-        checks=checks,
-        why=why,
+        checks=fix.checks,
+        why=fix.why,
     )
+    if verified:
+        data["claim"] = fix.claim
+    return data
 
 
 def attach(engine: Engine, result: FileResult, *, verify: bool) -> None:
@@ -128,40 +196,87 @@ def attach(engine: Engine, result: FileResult, *, verify: bool) -> None:
     if verify:
         for fix in fixes_for(engine, result):
             if fix.rewrite is not None:
-                by_site[fix.site] = [_fix_data(fix.rewrite, fix.verified, fix.checks, fix.why)]
+                by_site[fix.site] = [_fix_data(fix, fix.rewrite, fix.verified)]
     for f in result.all_findings():
         if f.kind not in FIXABLE:
             continue
         site = (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
         if site not in by_site and not verify and engine.workspace.contains(f.path):
             try:
-                with open(f.path, encoding="utf-8") as fh:
-                    source = fh.read()
-            except (OSError, UnicodeDecodeError):
+                src = read_source(f.path)
+            except WriteError:
                 continue
-            found = propose(f, source, in_workspace=True)
-            by_site[site] = [_fix_data(rw, None, [], "") for rw in found]
+            found = propose(f, src.text, in_workspace=True)
+            by_site[site] = [_fix_data(Fix(f, [], source=src), rw, None) for rw in found]
         if by_site.get(site):
             f.data["fixes"] = by_site[site]
 
 
+@dataclass
+class Applied:
+    """What ``apply_verified`` did to one file."""
+
+    applied: list[Fix] = field(default_factory=list)  # written, in order
+    left: list[Fix] = field(default_factory=list)  # the breaks left, with why
+    errors: list[str] = field(default_factory=list)  # why something was not written
+    problems: list[Finding] = field(default_factory=list)  # the file could not be analysed
+
+
+# How often a file that changed while its rewrite was verified is analysed and verified again
+# before the rewrite is refused.
+RETRIES = 2
+
+
 def apply_verified(
-    engine: Engine, path: str, limit: int = 50, checks: tuple[str, ...] = ("breaks", "recompiles")
-) -> tuple[list[Fix], list[Fix]]:
-    """Writes the verified rewrites of ``path``'s breaks (and recompiles, with ``checks``) one
-    at a time, analysing the file again after each (a verdict holds for the text it was
-    given); (applied, what is left)."""
-    applied: list[Fix] = []
+    engine: Engine,
+    path: str,
+    limit: int = 50,
+    checks: tuple[str, ...] = ("breaks", "recompiles"),
+    *,
+    on_write: Callable[[Fix], None] | None = None,
+    before_rename: Callable[[], None] | None = None,
+) -> Applied:
+    """Writes the rewrites of ``path``'s breaks (and recompiles, with ``checks``) verified for
+    every path, one at a time, analysing the file again after each (a verdict holds for the
+    text it was given). Each write is atomic and only over the bytes that were verified
+    (filewrite.replace_file); a file that changed meanwhile is analysed and verified again, up
+    to ``RETRIES`` times, then left as the user has it."""
+    done = Applied()
+    changed = 0
     for _ in range(limit):
-        found = fixes_for(engine, engine.analyze_file(Path(path), list(checks)))
-        ok = [x for x in found if x.verified and x.rewrite is not None]
+        result = engine.analyze_file(Path(path), list(checks))
+        done.problems = [f for f in result.all_findings() if f.kind is Kind.ERROR]
+        if done.problems:
+            return done
+        found = fixes_for(engine, result)
+        ok = [x for x in found if x.applicable and x.rewrite is not None and x.source]
+        if not ok and any(x.stale for x in found) and changed < RETRIES:
+            changed += 1  # the user typed meanwhile: analyse and verify what the file holds now
+            continue
         if not ok:
-            return applied, found
-        rw = ok[0].rewrite
-        assert rw is not None
-        with open(rw.path, encoding="utf-8") as fh:
-            source = fh.read()
-        with open(rw.path, "w", encoding="utf-8") as fh:
-            fh.write(rw.apply(source))
-        applied.append(ok[0])
-    return applied, []
+            done.left = found
+            return done
+        fix = ok[0]
+        assert fix.rewrite is not None and fix.source is not None
+        try:
+            replace_file(
+                fix.source,
+                fix.rewrite.apply(fix.source.text),
+                engine.root,
+                before_rename=before_rename,
+            )
+        except FileChanged as exc:
+            changed += 1
+            if changed > RETRIES:
+                done.errors.append(f"{exc} ({RETRIES + 1} tries)")
+                done.left = found
+                return done
+            continue
+        except WriteError as exc:
+            done.errors.append(str(exc))
+            done.left = found
+            return done
+        done.applied.append(fix)
+        if on_write is not None:
+            on_write(fix)
+    return done

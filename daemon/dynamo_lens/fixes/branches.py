@@ -5,7 +5,9 @@ the branch becomes a selection (``torch.where``) or a check inside the graph
 from __future__ import annotations
 
 import ast
+import itertools
 
+from .purity import pure_functions, safe_operand, side_effect, unsafe_gradients
 from .rewrite import (
     Rewrite,
     following,
@@ -142,7 +144,10 @@ def _mapped(source: str, name: str, value: ast.expr) -> tuple[str, str] | None:
 def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
     """``if c: x = a [else: x = b]`` becomes ``x = torch.where(c, a, x or b)``, and
     ``if c: return a`` followed by (or ``else:``) ``return b`` becomes
-    ``return torch.where(c, a, b)``."""
+    ``return torch.where(c, a, b)``. Both arms are then computed on every call, so an arm must
+    only compute (no in-place op, no random draw, no write), and an operation whose gradient
+    can be infinite in the arm not taken (``sqrt``, ``log``, a division) gets its operand
+    through ``torch.where`` too (the "double where"), else the rule stays out."""
     if not isinstance(node, ast.If):
         return None
     helpers = _helpers(source, tree, node)
@@ -156,9 +161,6 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
             if other is None or other[0] != name:
                 return None
             after = other[1]
-            alt = ast.get_source_segment(source, after)
-        else:
-            alt = name
         head = f"{name} = "
     else:
         returned = single_return(node.body)
@@ -172,33 +174,86 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
             end = (nxt.end_lineno or nxt.lineno) if nxt is not None else end
         if after is None:
             return None
-        alt = ast.get_source_segment(source, after)
         head = "return "
+    arms = [value, *([after] if after is not None else [])]
+    mapped = _mapped(source, then[0], then[1]) if then is not None and not node.orelse else None
+    if mapped is None and any(isinstance(a, (*_CONTAINERS, ast.Constant)) for a in arms):
+        return None  # a Python value, not a tensor: torch.where would change its type
+    computed = [*arms, *(h.value for h in helpers if isinstance(h, ast.Assign))]
+    if side_effect(computed, local_pure=pure_functions(tree)) is not None:
+        return None
+    if any(unsafe_gradients(h) for h in helpers):
+        return None
     cond = tensor_condition(source, node.test)
     indent, comment = indent_and_comment(source, node, node.test)
-    mapped = _mapped(source, then[0], then[1]) if then is not None and not node.orelse else None
-    if then is not None and mapped is not None and cond is not None and "\n" not in cond:
-        # ``xs = [f(v) for v in xs]`` under a condition: each element selected, the condition
-        # computed once, before.
-        (name, _), (elt, v) = then, mapped
-        flag = fresh_name(tree, f"{name}_cond")
-        text = "".join(f"{indent}{ast.get_source_segment(source, h)}\n" for h in helpers)
-        text += f"{indent}{flag} = {cond}{comment}\n"
-        text += f"{indent}{name} = [torch.where({flag}, {elt}, {v}) for {v} in {name}]\n"
-        return _where_rewrite(path, node.lineno, end, text)
-    if isinstance(value, _CONTAINERS) or isinstance(after, _CONTAINERS):
-        return None
-    val = ast.get_source_segment(source, value)
-    if cond is None or val is None or alt is None or "\n" in cond + val + alt:
+    if cond is None or "\n" in cond:
         return None
     text = "".join(f"{indent}{ast.get_source_segment(source, h)}\n" for h in helpers)
+    needs_flag = any(unsafe_gradients(a) for a in arms)
+    if then is not None and mapped is not None:
+        # ``xs = [f(v) for v in xs]`` under a condition: each element selected, the condition
+        # computed once, before.
+        (name, _), (_, v) = then, mapped
+        flag = fresh_name(tree, f"{name}_cond")
+        assert isinstance(value, ast.ListComp)
+        safe_elt = _through_where(source, value.elt, flag, taken=True)
+        if safe_elt is None:
+            return None
+        text += f"{indent}{flag} = {cond}{comment}\n"
+        text += f"{indent}{name} = [torch.where({flag}, {safe_elt}, {v}) for {v} in {name}]\n"
+        return _where_rewrite(path, node.lineno, end, text)
+    flag = fresh_name(tree, "cond")
+    val = _through_where(source, value, flag, taken=True)
+    alt = name if after is None and then is not None else None
+    if after is not None:
+        alt = _through_where(source, after, flag, taken=False)
+    if val is None or alt is None or "\n" in val + alt:
+        return None
     line = f"{indent}{head}torch.where({cond}, {val}, {alt})"
-    if len(line) > _LONG:  # the condition named on a line of its own, to stay readable
-        flag = fresh_name(tree, "cond")
+    if needs_flag or len(line) > _LONG:  # the condition named on a line of its own
         text += f"{indent}{flag} = {cond}\n"
         line = f"{indent}{head}torch.where({flag}, {val}, {alt})"
     text += f"{line}{comment}\n"
     return _where_rewrite(path, node.lineno, end, text)
+
+
+def _through_where(source: str, expr: ast.expr, flag: str, *, taken: bool) -> str | None:
+    """``expr``'s text with the operand of each operation whose gradient can be infinite fed
+    through ``torch.where(flag, operand, safe)`` (``taken``: the arm the flag selects; else
+    ``torch.where(flag, safe, operand)``): on the path taken the operand is unchanged, bitwise,
+    and on the other the operation sees a value with a finite gradient. None where such an
+    operation has no safe form (a power) or two of them nest."""
+    text = ast.get_source_segment(source, expr)
+    if text is None:
+        return None
+    ops = unsafe_gradients(expr)
+    if not ops:
+        return text
+    if expr.lineno != expr.end_lineno:
+        return None
+    spans = []
+    for op in ops:
+        found = safe_operand(op)
+        if found is None:
+            return None
+        operand, safe = found
+        segment = ast.get_source_segment(source, operand)
+        if segment is None:
+            return None
+        # Columns are UTF-8 bytes, on the expression's one line.
+        start, stop = (
+            operand.col_offset - expr.col_offset,
+            (operand.end_col_offset or 0) - (expr.col_offset),
+        )
+        picked = f"{segment}, {safe}" if taken else f"{safe}, {segment}"
+        spans.append((start, stop, f"torch.where({flag}, {picked})"))
+    spans.sort(reverse=True)
+    if any(a[0] < b[1] for a, b in itertools.pairwise(spans)):
+        return None  # nested: the inner edit would move the outer's columns
+    data = text.encode()
+    for start, stop, new in spans:
+        data = data[:start] + new.encode() + data[stop:]
+    return data.decode()
 
 
 _LONG = 99
@@ -213,6 +268,7 @@ def _where_rewrite(path: str, start: int, end: int, text: str) -> Rewrite:
         end,
         text,
         exact=True,
+        branch=start,
     )
 
 
@@ -284,4 +340,5 @@ def assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
         last.end_lineno or last.lineno,
         f"{indent}torch._assert_async({cond}, {msg!r})\n",
         exact=True,
+        branch=node.lineno,
     )

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import ast
 
-from .rewrite import Rewrite, eager_only, lines_of, whole_lines
+from .purity import pure_functions, side_effect
+from .rewrite import Rewrite, eager_only, lines_of, source_lines, whole_lines
 
 LOGGER_METHODS = {
     "debug",
@@ -43,8 +44,21 @@ def _only_output(node: ast.stmt) -> bool:
     return _is_output_call(node)
 
 
+def _computed(node: ast.stmt) -> list[ast.expr]:
+    """What an output statement computes besides the output itself: the arguments of its
+    calls, and the tests of an ``if`` that only outputs."""
+    if isinstance(node, ast.If):
+        return [node.test, *(e for s in node.body + node.orelse for e in _computed(s))]
+    assert isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+    return [*node.value.args, *(k.value for k in node.value.keywords)]
+
+
 def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
     if not _only_output(node) or not whole_lines(source, node, node):
+        return None
+    # Compiled calls skip the whole statement: an argument that does more than compute a value
+    # (``print(self.calls.add_(1))``) would stop happening.
+    if side_effect(_computed(node), local_pure=pure_functions(tree)) is not None:
         return None
     text = eager_only(lines_of(source, node))
     return Rewrite(
@@ -58,30 +72,7 @@ def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
     )
 
 
-# A helper that only computes: a call of one of these, or a method that mutates, is a side
-# effect that non-strict tracing would run once, at trace time, instead of on every call.
-_PURE_BUILTINS = {"len", "tuple", "list", "dict", "float", "int", "bool", "min", "max", "sum"}
-_PURE_BUILTINS |= {"abs", "range", "zip", "enumerate", "isinstance", "str"}
-_MUTATING = {"append", "extend", "update", "add", "insert", "remove", "pop", "clear"}
-_MUTATING |= {"setdefault", "write", "save", "register_buffer", "copy_"}
 _DISABLE = {"torch.compiler.disable", "torch._dynamo.disable"}
-
-
-def _pure(fn: ast.FunctionDef) -> bool:
-    """Whether ``fn``'s body only computes from its arguments and returns: no ``global``,
-    no stores but to local names, no calls but torch's, tensors' and a few pure builtins."""
-    for n in ast.walk(fn):
-        if isinstance(n, (ast.Global, ast.Nonlocal, ast.Delete, ast.Yield, ast.YieldFrom)):
-            return False
-        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
-            return False
-        if isinstance(n, ast.Call):
-            f = n.func
-            if isinstance(f, ast.Name) and f.id not in _PURE_BUILTINS:
-                return False
-            if isinstance(f, ast.Attribute) and (f.attr in _MUTATING or f.attr.endswith("_")):
-                return False
-    return True
 
 
 def nonstrict_trace(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
@@ -95,12 +86,13 @@ def nonstrict_trace(source: str, node: ast.stmt, path: str, tree: ast.Module) ->
         for c in ast.walk(node)
         if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
     }
+    pure = pure_functions(tree)
     for fn in tree.body:
         if not isinstance(fn, ast.FunctionDef) or fn.name not in called:
             continue
         for dec in fn.decorator_list:
-            if ast.unparse(dec) in _DISABLE and dec.lineno == dec.end_lineno and _pure(fn):
-                line = source.splitlines(keepends=True)[dec.lineno - 1]
+            if ast.unparse(dec) in _DISABLE and dec.lineno == dec.end_lineno and fn.name in pure:
+                line = source_lines(source)[dec.lineno - 1]
                 if line.strip() != "@" + ast.unparse(dec):
                     return None  # a comment or another decorator on the line: left alone
                 indent = line[: len(line) - len(line.lstrip())]

@@ -55,6 +55,7 @@ A break outside the workspace gets no rewrite: the user's files are the only one
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from ..findings import Finding, Kind
 from .branches import assert_async, torch_where
@@ -64,7 +65,7 @@ from .loops import loop_exit
 from .rewrite import FIXABLE, RECOMPILE_SITE, Rewrite, imports_torch, site_key, statement_at
 from .settings import capture_setting, ignore_logger, torch_setting
 
-__all__ = ["FIXABLE", "RECOMPILE_SITE", "Rewrite", "propose", "site_key"]
+__all__ = ["FIXABLE", "RECOMPILE_SITE", "Rewrite", "applicable", "claim", "propose", "site_key"]
 
 # Rules that read the statement at the break's line.
 RULES = (
@@ -104,3 +105,21 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
                 continue  # never offer an edit that breaks the file
             out.append(rw)
     return out
+
+
+def claim(paths: str, inputs: int) -> str:
+    """What a verified rewrite was shown to be, for its title: "equivalent" where it takes no
+    path away (a guard, a setting, a removed break), "equal on N inputs covering both paths"
+    where it removed a branch and inputs took each path, "equal on the example only" where none
+    took the other."""
+    if paths == "both":
+        return f"equal on {inputs} inputs covering both paths"
+    if paths == "example":
+        return "equal on the example only: no input found that takes the other path"
+    return "equivalent"
+
+
+def applicable(verdict: dict[str, Any]) -> bool:
+    """Whether ``fix --apply`` and the editor's preferred action may take a verdict's rewrite:
+    verified, and not equal on the example only."""
+    return bool(verdict.get("verified")) and verdict.get("paths") != "example"

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import ast
 
-from .rewrite import Rewrite, block_of, eager_only, lines_of, names, parameters, whole_lines
+from .purity import pure_functions, side_effect
+from .rewrite import (
+    Rewrite,
+    block_of,
+    eager_only,
+    lines_of,
+    names,
+    parameters,
+    source_lines,
+    whole_lines,
+)
 
 # Calls that observe or record on the host: they decide no tensor value, so running them only
 # in eager keeps every output; compiled calls skip them, which the fix's title says.
@@ -24,6 +34,7 @@ HOST_CALLS = {
     "datetime.utcnow",
     "torch.save",
 }
+_HOST = frozenset(HOST_CALLS)
 _BREAKS = {"torch._dynamo.graph_break"}
 _SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
 
@@ -87,7 +98,12 @@ def guard_host_effect(source: str, node: ast.stmt, path: str, tree: ast.Module) 
     guarded = _dependents(*found, node)
     if guarded is None or any(not whole_lines(source, s, s) for s in guarded):
         return None
-    lines = source.splitlines(keepends=True)
+    # Compiled calls skip the guarded statements: beyond the host call itself (its effect, as
+    # the title says), what they compute must have no effect of its own.
+    values = [s.value for s in guarded if isinstance(s, _SIMPLE) and s.value is not None]
+    if side_effect(values, local_pure=pure_functions(tree), allowed=_HOST) is not None:
+        return None
+    lines = source_lines(source)
     start, end = guarded[0].lineno, guarded[-1].end_lineno or guarded[-1].lineno
     text, at, kept = "", start, []
     for s in guarded:

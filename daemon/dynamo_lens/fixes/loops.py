@@ -10,7 +10,16 @@ from __future__ import annotations
 import ast
 
 from .branches import tensor_condition
-from .rewrite import Rewrite, fresh_name, names, parameters, single_assign, whole_lines
+from .purity import pure_functions, side_effect, unsafe_gradients
+from .rewrite import (
+    Rewrite,
+    fresh_name,
+    names,
+    parameters,
+    single_assign,
+    source_lines,
+    whole_lines,
+)
 
 
 def _scope_and_loop(tree: ast.Module, node: ast.If) -> tuple[ast.FunctionDef, ast.For] | None:
@@ -61,11 +70,19 @@ def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
     counter = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     if (names(pre, ast.Store) | counter) & after:
         return None
+    # The iterations after the exit now run: what they compute must have no effect but its
+    # value, and no gradient that can be infinite (``0 * inf`` is NaN in the gradients the
+    # exit's values pass on).
+    computed = [node.test, *(a[1] for a in assigns if a is not None)]
+    if side_effect(computed, local_pure=pure_functions(tree)) is not None or any(
+        unsafe_gradients(e) for e in computed
+    ):
+        return None
     cond = tensor_condition(source, node.test)
     values = [ast.get_source_segment(source, c[1]) for c in carried if c is not None]
     if cond is None or "\n" in cond or any(v is None or "\n" in v for v in values):
         return None
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source)
     head = "".join(lines[loop.lineno - 1 : loop.body[0].lineno - 1])
     kept = "".join(lines[loop.body[0].lineno - 1 : node.lineno - 1])
     outer = head[: len(head) - len(head.lstrip())]
@@ -87,4 +104,5 @@ def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
         loop.end_lineno or loop.lineno,
         text,
         exact=True,
+        branch=node.lineno,
     )

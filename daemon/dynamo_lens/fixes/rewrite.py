@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from dataclasses import dataclass
 
 from ..findings import Kind
@@ -23,6 +24,23 @@ def site_key(kind: Kind | str, gb_type: object) -> str:
     return RECOMPILE_SITE if Kind(kind) is Kind.RECOMPILE else str(gb_type or "")
 
 
+# A line as Python's tokenizer ends it: "\r\n", "\r" or "\n". ``str.splitlines`` also splits at
+# "\f", "\v", U+2028 and others that Python keeps inside a line (a comment, a string): line
+# numbers would then disagree with the AST's.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_EOL = re.compile(r"\r\n|\r")
+
+
+def source_lines(source: str) -> list[str]:
+    """``source``'s lines as Python counts them, each with its own line ending."""
+    return _LINE.findall(source)
+
+
+def ending(line: str) -> str:
+    """The line ending ``line`` has ("" for a last line without one)."""
+    return line[len(line.rstrip("\r\n")) :]
+
+
 @dataclass(frozen=True)
 class Rewrite:
     """Lines ``start``..``end`` (1-based, inclusive) of ``path`` replaced by ``text``."""
@@ -38,6 +56,10 @@ class Rewrite:
     # rewrite of statements apart from each other keeps what lies between them, and a break
     # there is the same break, moved.
     kept: tuple[tuple[int, int], ...] = ()
+    # The line of the ``if`` (or ``assert``) whose test picks the path the original takes, for
+    # a rewrite that evaluates what the original skipped (a selection, a loop run to its end):
+    # verification then runs inputs that take each path. 0: the rewrite takes no path away.
+    branch: int = 0
 
     def __post_init__(self) -> None:
         # From the worker's protocol the pairs come back as lists.
@@ -49,9 +71,26 @@ class Rewrite:
         against each of them, not only those that reported the break."""
         return self.rule in _MODULE_WIDE
 
+    def replacement(self, source: str) -> str:
+        """``text`` as it goes into ``source``: each new line ends as the first replaced line
+        does (CRLF stays CRLF, in a file of mixed endings too), and a last line of the file
+        without a newline stays without one."""
+        lines = source_lines(source)
+        replaced = lines[self.start - 1 : self.end]
+        eol = next((ending(ln) for ln in replaced if ending(ln)), "")
+        if not eol:  # the replaced lines end the file without a newline: the file's own
+            eol = next((ending(ln) for ln in reversed(lines) if ending(ln)), "\n")
+        # The rules copy original lines, endings and all: one ending first, then the file's.
+        text = _EOL.sub("\n", self.text)
+        text = text.replace("\n", eol) if eol != "\n" else text
+        if replaced and not ending(replaced[-1]) and self.end >= len(lines):
+            text = text[: -len(eol)] if text.endswith(eol) else text
+        return text
+
     def apply(self, source: str) -> str:
-        lines = source.splitlines(keepends=True)
-        return "".join([*lines[: self.start - 1], self.text, *lines[self.end :]])
+        """``source`` with the lines replaced; every other character kept as it was."""
+        lines = source_lines(source)
+        return "".join([*lines[: self.start - 1], self.replacement(source), *lines[self.end :]])
 
     @property
     def delta(self) -> int:
@@ -68,8 +107,8 @@ class Rewrite:
     def diff(self, source: str, label: str) -> str:
         return "".join(
             difflib.unified_diff(
-                source.splitlines(keepends=True),
-                self.apply(source).splitlines(keepends=True),
+                source_lines(source),
+                source_lines(self.apply(source)),
                 f"a/{label}",
                 f"b/{label}",
             )
@@ -95,7 +134,7 @@ def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
 
 
 def lines_of(source: str, node: ast.stmt) -> list[str]:
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source)
     return lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
 
 
@@ -104,18 +143,26 @@ def eager_only(body: list[str]) -> str:
     torch.compiler.is_compiling():``, which torch's tracing takes as false."""
     first = body[0]
     indent = first[: len(first) - len(first.lstrip())]
+    step = indent_step(indent)
     return f"{indent}if not torch.compiler.is_compiling():\n" + "".join(
-        ("    " + ln if ln.strip() else ln) for ln in body
+        (step + ln if ln.strip() else ln) for ln in body
     )
+
+
+def indent_step(indent: str) -> str:
+    """One more level of indentation in the style of ``indent``: a tab where the file indents
+    with tabs (mixing them with spaces is a TabError)."""
+    return "\t" if "\t" in indent else "    "
 
 
 def whole_lines(source: str, node: ast.stmt, last: ast.stmt) -> bool:
     """Whether ``node``..``last`` fill their lines (no ``a; print(x)``): only whole lines are
     replaced."""
-    lines = source.splitlines()
+    # The AST's columns count UTF-8 bytes.
+    lines = [ln.rstrip("\r\n").encode() for ln in source_lines(source)]
     first, end = lines[node.lineno - 1], lines[(last.end_lineno or last.lineno) - 1]
     return node.col_offset == len(first) - len(first.lstrip()) and last.end_col_offset == len(
-        end.split("#")[0].rstrip()
+        end.split(b"#")[0].rstrip()
     )
 
 
@@ -149,7 +196,7 @@ def indent_and_comment(source: str, node: ast.stmt, head: ast.expr) -> tuple[str
     the new line)."""
     first = lines_of(source, node)[0]
     indent = first[: len(first) - len(first.lstrip())]
-    after = first.rstrip("\r\n")[head.end_col_offset or 0 :]
+    after = first.rstrip("\r\n").encode()[head.end_col_offset or 0 :].decode(errors="replace")
     return indent, ("  " + after[after.index("#") :] if "#" in after else "")
 
 

@@ -9,7 +9,7 @@ import re
 
 from ..findings import Finding, Kind
 from .calls import LOGGER_METHODS
-from .rewrite import Rewrite
+from .rewrite import Rewrite, source_lines
 
 # The library's source line where torch broke: ``<name>.<method>(`` (a call may span lines).
 _LOGGER_CALL = re.compile(r"^\s*[A-Za-z_][\w.()]*\.(\w+)\(")
@@ -101,7 +101,7 @@ def _setting_after_imports(
     if not head:
         return None
     last = head[-1].end_lineno or head[-1].lineno
-    line = source.splitlines(keepends=True)[last - 1]
+    line = source_lines(source)[last - 1]
     if not line.endswith("\n"):
         line += "\n"
     has_logging = any(

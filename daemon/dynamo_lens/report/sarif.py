@@ -57,7 +57,10 @@ def _fix(fix: FixData, root: Path) -> dict[str, Any]:
     state = {None: "not verified", True: "verified", False: "rejected"}[fix.get("verified")]
     shown = ", ".join(c["name"] for c in fix.get("checks", []) if c.get("ok"))
     text = (
-        f"{fix.get('title', '')} ({state}{': ' + shown if shown and fix.get('verified') else ''})"
+        f"{fix.get('title', '')} ({state}"
+        + (f", {fix['claim']}" if fix.get("verified") and fix.get("claim") else "")
+        + (f": {shown}" if shown and fix.get("verified") else "")
+        + ")"
     )
     return {
         "description": {"text": text},

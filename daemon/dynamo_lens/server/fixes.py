@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass
 
 from ..config import is_example_name
+from ..fixes.rewrite import ending, source_lines
 
 
 @dataclass
@@ -13,6 +14,15 @@ class Edit:
     line: int  # 1-based first line replaced (or inserted before; len(lines) + 1 appends)
     text: str
     end_line: int | None = None  # last line replaced, inclusive; None: a pure insertion
+
+
+def _in_style(source: str, edit: Edit) -> Edit:
+    """``edit`` with the line endings ``source`` uses (a CRLF file stays CRLF)."""
+    lines = source_lines(source)
+    eol = next((ending(ln) for ln in lines if ending(ln)), "\n")
+    if eol != "\n":
+        edit.text = edit.text.replace("\n", eol)
+    return edit
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -45,8 +55,9 @@ def mark_dynamic(source: str, arg_index: int, dim: int, example: str | None = No
                 args = v.elts[1].elts
                 arg = args[arg_index] if arg_index < len(args) else None
                 if isinstance(arg, ast.Name):
-                    return Edit(
-                        node.lineno, f"{indent}torch._dynamo.mark_dynamic({arg.id}, {dim})\n"
+                    return _in_style(
+                        source,
+                        Edit(node.lineno, f"{indent}torch._dynamo.mark_dynamic({arg.id}, {dim})\n"),
                     )
             body = ast.get_source_segment(source, v)
             if body is None:
@@ -57,7 +68,9 @@ def mark_dynamic(source: str, arg_index: int, dim: int, example: str | None = No
                 f"{indent}    torch._dynamo.mark_dynamic(call[1][{arg_index}], {dim})\n"
                 f"{indent}return calls\n"
             )
-            return Edit(node.lineno, text, end_line=node.end_lineno or node.lineno)
+            return _in_style(
+                source, Edit(node.lineno, text, end_line=node.end_lineno or node.lineno)
+            )
     return None
 
 
@@ -94,7 +107,7 @@ def add_compile_example(source: str, class_name: str) -> Edit | None:
         f"    x = {x}  # the shapes and dtypes your model really sees\n"
         "    return model, (x,)\n"
     )
-    return Edit(len(lines) + 1, text)
+    return _in_style(source, Edit(len(source_lines(source)) + 1, text))
 
 
 def module_classes_without_example(source: str) -> list[tuple[str, int]]:

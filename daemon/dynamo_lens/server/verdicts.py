@@ -12,12 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.cancel import CancelToken
+from ..engine.filewrite import WriteError, read_source
 from ..engine.source import content_hash
 from ..findings import Finding, Kind, Severity, TargetId
-from ..fixes.catalogue import FIXABLE, RECOMPILE_SITE, Rewrite, propose, site_key
+from ..fixes.catalogue import (
+    FIXABLE,
+    RECOMPILE_SITE,
+    Rewrite,
+    applicable,
+    claim,
+    propose,
+    site_key,
+)
 from .context import Context
 
 _MAX = 256  # verdicts kept; the oldest go first
+__all__ = ["Proposal", "Verdicts", "applicable", "failed", "shown"]
 
 
 @dataclass
@@ -54,9 +64,10 @@ class Verdicts:
         if not target or not self.ctx.workspace.contains(path):
             return []
         try:
-            if Path(path).read_text(encoding="utf-8") != text:
+            # Read as Python decodes it, line endings kept: a CRLF buffer equals its file.
+            if read_source(path).text != text:
                 return []
-        except (OSError, UnicodeDecodeError):
+        except WriteError:
             return []
         kind = Kind.RECOMPILE if gb_type == RECOMPILE_SITE else Kind.GRAPH_BREAK
         f = self._shown(path, line, target, gb_type) or Finding(
@@ -111,7 +122,15 @@ class Verdicts:
         if not self.ctx.workspace.contains(rewrite.path):
             raise PermissionError(f"not a workspace file: {rewrite.path}")
         key = _key(rewrite, target, self.target_path(target))
+        try:
+            src = read_source(rewrite.path)
+        except WriteError as exc:
+            return {
+                "verified": False,
+                "checks": [{"name": "runs", "ok": False, "detail": str(exc)}],
+            }
         verdict: dict[str, Any] = {"verified": False, "checks": []}
+        paths: set[str] = set()
         # A module-wide setting changes every target of the file: each must pass.
         for each in self._file_targets(target) if rewrite.module_wide else [target]:
             out = engine.verify_rewrite(
@@ -119,6 +138,8 @@ class Verdicts:
                 each,
                 dataclasses.asdict(rewrite),
                 site,
+                source=src.text,
+                digest=src.digest,
                 cancel=cancel,
                 on_progress=on_progress,
             )
@@ -130,9 +151,16 @@ class Verdicts:
                     "checks": [{"name": "runs", "ok": False, "detail": out.message}],
                 }
             else:
-                verdict = {"verified": bool(out.get("verified")), "checks": out.get("checks", [])}
+                verdict = {
+                    "verified": bool(out.get("verified")),
+                    "checks": out.get("checks", []),
+                    "inputs": int(out.get("inputs", 0)),
+                }
+                paths.add(str(out.get("paths", "")))
             if not verdict["verified"]:
                 break
+        # Over several targets, the weakest claim holds.
+        verdict["paths"] = "example" if "example" in paths else ("both" if "both" in paths else "")
         # Kept only if the files did not change while it ran.
         if key is not None and key == _key(rewrite, target, self.target_path(target)):
             with self._lock:
@@ -143,8 +171,9 @@ class Verdicts:
 
 
 def shown(verdict: dict[str, Any]) -> str:
-    """What a verified verdict showed, for a title: "break gone, outputs equal, ..."."""
-    return ", ".join(str(c["name"]) for c in verdict.get("checks", []) if c.get("ok"))
+    """What a verified verdict showed, for a title: "equivalent", or "equal on 3 inputs
+    covering both paths" (the checks it passed are in the verdict)."""
+    return claim(str(verdict.get("paths", "")), int(verdict.get("inputs", 0)))
 
 
 def failed(verdict: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import keystr, tree_flatten_with_path
+from torch.utils._pytree import keystr, tree_flatten, tree_flatten_with_path
 
 from ..findings import Finding, Kind, Severity
 from ..texts.locate import name_span
@@ -143,11 +143,18 @@ def _fields(v: Any) -> dict[str, Any]:
     return {k: x for k, x in vars(v).items() if not callable(x)}
 
 
-def trains(fn: Any, mode: str) -> bool:
+def trains(fn: Any, mode: str, call: Call | None = None) -> bool:
+    """Whether gradients are compared: a module with trainable parameters, or, given ``call``,
+    an input that asks for its gradient."""
     if mode == "always":
         return True
     if mode == "never":
         return False
+    if call is not None and any(
+        isinstance(t, torch.Tensor) and t.requires_grad
+        for t in tree_flatten((call.args, call.kwargs))[0]
+    ):
+        return True
     return isinstance(fn, torch.nn.Module) and any(p.requires_grad for p in fn.parameters())
 
 

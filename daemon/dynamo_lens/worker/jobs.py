@@ -399,6 +399,8 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             recompile_check=verify.RecompileCheck(
                 cfg.dynamic, cfg.recompile_limit, cfg.recompile_probes
             ),
+            source=params.get("source"),
+            digest=str(params.get("digest") or ""),
         )
     except Cancelled:
         raise
@@ -407,7 +409,12 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         verdict.add("runs", False, f"{type(exc).__name__}: {safe_str(exc)[:300]}")
     finally:
         torch._dynamo.reset()
-    return {"verified": verdict.verified, "checks": verdict.checks}
+    return {
+        "verified": verdict.verified,
+        "checks": verdict.checks,
+        "paths": verdict.paths,
+        "inputs": verdict.inputs,
+    }
 
 
 def ping_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:

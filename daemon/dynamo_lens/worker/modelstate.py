@@ -6,6 +6,7 @@ an original and its rewrite) start from the same state."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import inspect
 from typing import Any
 
@@ -26,13 +27,19 @@ def _stateful(fn: Any) -> dict[str, Any]:
 
 
 _PLAIN = (int, float, bool, str, type(None))
+# Attributes torch itself sets on a module it compiled: no state of the user's.
+_TORCH_MARKS = ("_is_torch_compile", "_torchdynamo", "_dynamo", "_compiled_call_impl")
 
 
 def _attributes(m: torch.nn.Module) -> dict[str, dict[str, Any]]:
     """Each submodule's plain Python attributes (a step counter, a cached length): state a
     forward may change that ``state_dict`` does not hold."""
     return {
-        name: {k: v for k, v in sub.__dict__.items() if type(v) in _PLAIN}
+        name: {
+            k: v
+            for k, v in sub.__dict__.items()
+            if type(v) in _PLAIN and not k.startswith(_TORCH_MARKS)
+        }
         for name, sub in m.named_modules()
     }
 
@@ -63,3 +70,45 @@ def load(fn: Any, state: dict[str, Any]) -> None:
             attributes = state.get(f"{k}\0attributes", {})
             for name, sub in v.named_modules():
                 sub.__dict__.update(attributes.get(name, {}))
+
+
+def fingerprint(fn: Any) -> dict[str, str]:
+    """What ``fn``'s state holds now, by name, as digests (bitwise, without a copy of the
+    weights): every tensor of its modules' and optimizers' state, their plain attributes, and
+    torch's CPU random generator. Two runs that must leave the same state compare these."""
+    out: dict[str, str] = {"rng": _digest(torch.get_rng_state())}
+    for k, v in _stateful(fn).items():
+        for name, t in _tensors(v.state_dict()):
+            out[f"{k}.{name}" if k else name] = _digest(t)
+        if isinstance(v, torch.nn.Module):
+            for name, attrs in _attributes(v).items():
+                for a, value in sorted(attrs.items()):
+                    out[f"{k}.{name}:{a}" if k else f"{name}:{a}"] = repr(value)
+    return out
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The names whose state differs between two fingerprints (one has it, the other not
+    included)."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def _tensors(tree: Any, prefix: str = "") -> list[tuple[str, torch.Tensor]]:
+    if isinstance(tree, torch.Tensor):
+        return [(prefix, tree)]
+    if isinstance(tree, dict):
+        return [
+            p for k, v in tree.items() for p in _tensors(v, f"{prefix}.{k}" if prefix else str(k))
+        ]
+    if isinstance(tree, (list, tuple)):
+        return [p for i, v in enumerate(tree) for p in _tensors(v, f"{prefix}[{i}]")]
+    return []
+
+
+def _digest(t: torch.Tensor) -> str:
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    flat = t.contiguous().reshape(-1)
+    data = flat.view(torch.uint8) if flat.numel() else flat.new_empty(0, dtype=torch.uint8)
+    return f"{t.dtype}{list(t.shape)}:" + hashlib.sha256(data.numpy().tobytes()).hexdigest()

@@ -6,19 +6,34 @@ verified only when torch shows all of these:
   torch's recompile check, the one that found it, finds none at its line, and ``no new
   recompile site``: none anywhere the original had none);
 - ``no new break``: every break left was there before, at its moved line;
+- ``arms match`` (a rewrite that selects with ``torch.where``): both arms of each selection have
+  one shape and dtype, and the condition one value, for every input size (fake tensors with
+  symbolic sizes, selections.py) and on every input compared;
 - ``outputs equal``: the rewritten target's eager outputs (and gradients, where it trains) equal
   the original's, with the original's weights and inputs and the same seed: bitwise for an exact
-  rewrite, else within the dtype's tolerance;
-- ``compiled equal``: the compiled rewrite agrees with the original in eager, within tolerance;
+  rewrite, else within the dtype's tolerance; an input on which the original raises must make
+  the rewrite raise. The inputs are the example's and, for a rewrite that removed a branch,
+  inputs that take each of its paths (branchpaths.py): found, the claim is "equal on N inputs
+  covering both paths"; not found, "equal on the example only", which ``fix --apply`` never
+  writes;
+- ``same state``: after each of those calls, the weights, buffers, plain attributes, optimizers
+  and torch's random generator hold what the original's left (no side effect moved, no extra
+  random draw);
+- ``compiled equal``: the compiled rewrite agrees with the original in eager, within tolerance,
+  in its outputs, gradients and the buffers and attributes it leaves (a print's side effect that
+  a guard now skips), on the example and on the inputs that take each path;
 - ``no break on later calls``: over the same calls as below, torch breaks neither at the site
   again nor anywhere the original did not (a rewrite can make a recompile break);
 - ``no new recompile``: over the same calls (the first again, one with fresh values, each
-  declared variant), torch recompiles no frame more often than it did for the original.
+  declared variant), torch recompiles no frame more often than it did for the original;
+- ``file unchanged``: the edited file still holds the bytes the rewrite was made for (the user
+  may type while this runs).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import types
 from collections import Counter
@@ -31,14 +46,23 @@ import torch
 from torch.utils._pytree import tree_map
 
 from ..findings import Finding, Frame, Kind
-from ..fixes.catalogue import RECOMPILE_SITE, Rewrite
+from ..fixes.catalogue import RECOMPILE_SITE, Rewrite, claim
 from ..texts.locate import Workspace
-from . import lastcheck, modelstate, recompiles, torchcompat
+from . import lastcheck, modelstate, recompiles, selections, torchcompat
 from .breaks import anchor_of, collect_sites, find_breaks, to_finding
 from .equivalence import compare, forward_and_grads, trains
 from .shadow import import_shadowed, shadowed
 from .tracecapture import GraphBreakLog
-from .usercode import Call, Target, eager_of, import_file, purge_workspace_modules
+from .usercode import Call, Target, import_file, purge_workspace_modules
+from .verifyruns import (
+    Run,
+    clone,
+    cover,
+    differences,
+    run_eager,
+    state_differences,
+    without,
+)
 
 
 @dataclass
@@ -47,19 +71,20 @@ class Verdict:
     target: str
     verified: bool = False
     checks: list[dict[str, Any]] = field(default_factory=list)  # name, ok, detail
+    # For a rewrite that removed a branch: "both" when inputs that take each of its paths were
+    # compared, "example" when none took the other (equal on the example only); "" otherwise.
+    paths: str = ""
+    paths_detail: str = ""
+    inputs: int = 0  # the inputs compared in eager
+
+    @property
+    def claim(self) -> str:
+        """What equal outputs show, in the words a title uses (fixes.catalogue.claim)."""
+        return claim(self.paths, self.inputs)
 
     def add(self, name: str, ok: bool, detail: str = "") -> bool:
         self.checks.append({"name": name, "ok": ok, "detail": detail})
         return ok
-
-
-def _clone(call: Call) -> Call:
-    def c(v: Any) -> Any:
-        return (
-            v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
-        )
-
-    return Call(tree_map(c, call.args), tree_map(c, call.kwargs))
 
 
 def _same_shape_fresh(call: Call) -> Call:
@@ -99,15 +124,23 @@ def _at_site(f: Finding, site: tuple[str, int, str], rewrite: Rewrite) -> bool:
 
 @dataclass
 class _Series:
-    out: Any  # the first call's outputs
-    grads: dict[str, torch.Tensor]  # and gradients
+    outs: list[tuple[Any, dict[str, torch.Tensor]]]  # each call's outputs and gradients
+    state: dict[str, Any]  # buffers and plain attributes after the first call
     recompiles: int  # frames torch compiled again
     breaks: list[Finding]  # every break torch logged over the calls
+
+    @property
+    def out(self) -> Any:
+        return self.outs[0][0]
+
+    @property
+    def grads(self) -> dict[str, torch.Tensor]:
+        return self.outs[0][1]
 
 
 def _compiled_series(
     t: Target,
-    series: list[Call],
+    series: list[tuple[Call, dict[str, Any] | None]],
     backend: Any,
     grads: bool,
     ws: Workspace,
@@ -115,26 +148,28 @@ def _compiled_series(
     anchor: Frame | None,
 ) -> _Series:
     """``fn`` compiled and called over ``series`` as it runs (gradients too where it trains):
-    the first call's outputs and gradients, the frames torch compiled again (its compilation
-    metrics, by code object), and the breaks of every compile, later calls' included (a
-    rewrite can make a recompile break where the first call did not)."""
+    each call's outputs and gradients, the state the first call left, the frames torch compiled
+    again (its compilation metrics, by code object), and the breaks of every compile, later
+    calls' included (a rewrite can make a recompile break where the first call did not)."""
     torch._dynamo.reset()
     torchcompat.clear_compilation_metrics()
     compiled = torch.compile(t.fn, backend=backend)
-    first: tuple[Any, dict[str, torch.Tensor]] | None = None
+    outs: list[tuple[Any, dict[str, torch.Tensor]]] = []
+    state: dict[str, Any] = {}
     with GraphBreakLog() as cap:
-        for call in series:
+        for call, start in series:
+            if start is not None:  # an input that takes a path from its own weights
+                modelstate.load(t.fn, start)
             torch.manual_seed(0)
-            got = forward_and_grads(compiled, _clone(call), grads, params_of=t.fn)
-            first = first or got
+            outs.append(forward_and_grads(compiled, clone(call), grads, params_of=t.fn))
+            state = state or modelstate.save(t.fn, parameters=False)
     seen = Counter(
         (str(m.get("co_filename")), str(m.get("co_firstlineno")), str(m.get("co_name")))
         for m in torchcompat.compilation_metrics()
     )
     found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
     torch._dynamo.reset()
-    assert first is not None
-    return _Series(first[0], first[1], sum(n - 1 for n in seen.values()), found)
+    return _Series(outs, state, sum(n - 1 for n in seen.values()), found)
 
 
 def _recompile_gone(
@@ -200,6 +235,13 @@ def _recompile_lines(
     return Counter((os.path.realpath(f.path), f.line) for f in found if f.kind is Kind.RECOMPILE)
 
 
+def _digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
 def verify(
     path: Path,
     pick: Callable[[types.ModuleType], Target],
@@ -211,24 +253,50 @@ def verify(
     grads_mode: str,
     label: str,
     recompile_check: RecompileCheck | None = None,
+    source: str | None = None,
+    digest: str = "",
 ) -> Verdict:
     """The verdict on ``rewrite`` for the break at ``site`` (path, line, gb_type) that a target
-    of ``path`` reported; ``pick`` finds that target in a module made from ``path``."""
+    of ``path`` reported; ``pick`` finds that target in a module made from ``path``.
+    ``source`` is the edited file's text the rewrite is for, ``digest`` the hash of its bytes:
+    a file that holds other bytes while this runs (the user typed) gets no verdict."""
     v = Verdict(rewrite, label)
     edited = Path(rewrite.path)
-    source = edited.read_text(encoding="utf-8")
+    if source is None:
+        source = edited.read_text(encoding="utf-8")
+    if digest and _digest(edited) != digest:
+        v.add("file unchanged", False, f"{edited.name} changed before it was verified")
+        return v
     purge_workspace_modules(ws)
     original = pick(import_file(path, ws))
     state = modelstate.save(original.fn)
     calls = list(original.calls)
-    grads = trains(original.fn, grads_mode)
-    rtol_atol = {"rtol": 0.0, "atol": 0.0} if rewrite.exact else {"rtol": None, "atol": None}
+    grads = trains(original.fn, grads_mode, calls[0])
 
-    eager0 = []
-    for call in calls:
-        modelstate.load(original.fn, state)
-        torch.manual_seed(0)
-        eager0.append(forward_and_grads(eager_of(original.fn), _clone(call), grads, original.fn))
+    eager0 = [
+        run_eager(original, c, "example", grads, state, may_raise=False, keep=i == 0)
+        for i, c in enumerate(calls)
+    ]
+    extra: list[Run] = []
+    if rewrite.branch:
+        cov = cover(
+            path,
+            edited,
+            source,
+            rewrite.branch,
+            pick,
+            ws,
+            state,
+            calls,
+            loop=rewrite.rule == "loop-exit",
+        )
+        v.paths = "both" if cov.both else "example"
+        v.paths_detail = cov.detail
+        extra = [
+            run_eager(original, o.call, o.how, grads, o.state or state, may_raise=True)
+            for o in cov.extra
+        ]
+    v.inputs = len(calls) + len(extra)
     # The raw findings, as ``after`` below (not the check's reported ones: filtered, merged):
     # those the check just traced when this original is the one it traced, else traced now.
     # Anchored as the check's are: a break all inside a library shows at the target's call
@@ -240,9 +308,11 @@ def verify(
         anchor1 = dataclasses.replace(anchor0, line=moved_to) if moved_to else None
     found0 = lastcheck.recall(str(path), original.name, calls[0], ws)
     if found0 is None:
-        found0 = find_breaks(original.fn, _clone(calls[0]), ws, label, anchor0).findings
+        found0 = find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
     before = _break_keys(found0)
-    series = [calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:]]
+    series: list[tuple[Call, dict[str, Any] | None]] = [
+        (c, None) for c in (calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:])
+    ]
     rc_how = recompile_check or RecompileCheck(None, 8, 4)
     for_recompile = site[2] == RECOMPILE_SITE
     if for_recompile:
@@ -252,7 +322,7 @@ def verify(
     with shadowed(edited, rewrite.apply(source), ws):
         fixed = pick(import_shadowed(path, edited, ws))
         modelstate.load(fixed.fn, state)
-        after = find_breaks(fixed.fn, _clone(calls[0]), ws, label, anchor1).findings
+        after = find_breaks(fixed.fn, clone(calls[0]), ws, label, anchor1).findings
         if for_recompile:
             modelstate.load(fixed.fn, state)
             if not _recompile_gone(
@@ -264,30 +334,45 @@ def verify(
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
                 return v
         moved = _moved(before, rewrite, edited)
-        extra = _break_keys(after) - moved
-        detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(extra)[:3])
-        if not v.add("no new break", not extra, detail):
+        added = _break_keys(after) - moved
+        detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(added)[:3])
+        if not v.add("no new break", not added, detail):
             return v
-        diffs = []
-        for call, (out0, g0) in zip(calls, eager0, strict=True):
-            modelstate.load(fixed.fn, state)
-            torch.manual_seed(0)
-            out1, g1 = forward_and_grads(eager_of(fixed.fn), _clone(call), grads, fixed.fn)
-            diffs += compare(out1, out0, grad=False, label="output", **rtol_atol)
-            if grads:
-                diffs += compare(g1, g0, grad=True, label="grad", **rtol_atol)
+        originals = [*eager0, *extra]
+        lines = range(rewrite.start, rewrite.start + rewrite.text.count("\n"))
+        selects = "torch.where" in rewrite.text
+        problems = _symbolic(fixed, calls[0], state, edited, lines) if selects else []
+        with selections.checked(str(edited), lines) as seen:
+            runs = [
+                run_eager(fixed, r.call, r.how, grads, r.start or state, may_raise=bool(r.raised))
+                for r in originals
+            ]
+        if selects and not v.add("arms match", not (problems + seen), (problems + seen + [""])[0]):
+            return v
+        diffs = [
+            d
+            for r1, r0 in zip(runs, originals, strict=True)
+            for d in differences(r1, r0, exact=rewrite.exact, grads=grads)
+        ]
         how = "bitwise" if rewrite.exact else "within the dtype's tolerance"
-        first = f"{diffs[0].where}: {diffs[0].detail}" if diffs else how
-        if not v.add("outputs equal", not diffs, first):
+        inputs = "; ".join(r.how for r in originals)
+        if not v.add("outputs equal", not diffs, diffs[0] if diffs else f"{how}: {inputs}"):
             return v
+        noise = _noise(original, grads)
+        left = [
+            d
+            for r1, r0 in zip(runs, originals, strict=True)
+            for d in state_differences(r1, r0, noise)
+        ]
+        if not v.add("same state", not left, left[0] if left else ""):
+            return v
+        series = [*series, *((r.call, r.start) for r in extra if not r.raised)]
         modelstate.load(fixed.fn, state)
         fixed_series = _compiled_series(fixed, series, backend, grads, ws, label, anchor1)
-        out_c, g_c = fixed_series.out, fixed_series.grads
-        diffs = compare(out_c, eager0[0][0], rtol=None, atol=None, grad=False, label="output")
-        if grads:
-            diffs += compare(g_c, eager0[0][1], rtol=None, atol=None, grad=True, label="grad")
-        first = f"{diffs[0].where}: {diffs[0].detail}" if diffs else ""
-        if not v.add("compiled equal", not diffs, first):
+        diffs_c = _compiled_differences(
+            fixed_series, eager0[0], [r for r in extra if not r.raised], grads, noise
+        )
+        if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v
     # Later calls: the site must not break again, and no other break may appear that the
     # original's same calls did not show (their series runs only when needed).
@@ -310,5 +395,59 @@ def verify(
     detail = f"{recompiles1} recompile(s) over {len(series)} calls, original {recompiles0}"
     if not v.add("no new recompile", recompiles1 <= recompiles0, detail):
         return v
+    # The verdict holds for the bytes it was given: a file that changed while it ran has none.
+    if digest:
+        same = _digest(edited) == digest
+        if not v.add("file unchanged", same, "" if same else "it changed while verifying"):
+            return v
     v.verified = True
     return v
+
+
+def _symbolic(
+    t: Target, call: Call, state: dict[str, Any], edited: Path, lines: range
+) -> list[str]:
+    """selections.symbolic, where Dynamo can trace the rewrite with dynamic shapes at all (a
+    failure there is no finding about the selection: the real-tensor check still runs)."""
+    modelstate.load(t.fn, state)
+    try:
+        return selections.symbolic(t.fn, clone(call), str(edited), lines)
+    except Exception:
+        return []
+
+
+def _noise(original: Target, grads: bool) -> Callable[[Run], set[str]]:
+    """What differs between two eager runs of the original from the same state and seed (a
+    timer's reading kept in an attribute): no difference a rewrite could be blamed for. Run
+    only when asked, once per input."""
+    known: dict[int, set[str]] = {}
+
+    def of(r: Run) -> set[str]:
+        if id(r) not in known:
+            again = run_eager(original, r.call, r.how, grads, r.start or {}, may_raise=True)
+            known[id(r)] = set(modelstate.changed(again.state, r.state))
+        return known[id(r)]
+
+    return of
+
+
+def _compiled_differences(
+    s: _Series, first: Run, extra: list[Run], grads: bool, noise: Callable[[Run], set[str]]
+) -> list[str]:
+    """The compiled rewrite against the original in eager, within tolerance: the first call's
+    outputs, gradients and the state it left (a side effect a guard now skips), and the
+    outputs on the inputs that take each path (the last calls of the series)."""
+    diffs = compare(s.out, first.out, rtol=None, atol=None, grad=False, label="output")
+    if grads:
+        diffs += compare(s.grads, first.grads, rtol=None, atol=None, grad=True, label="grad")
+    state, expected = s.state, first.buffers
+    if compare(state, expected, rtol=None, atol=None, grad=False, label="state"):
+        state, expected = without(state, noise(first)), without(expected, noise(first))
+    diffs += compare(state, expected, rtol=None, atol=None, grad=False, label="state")
+    out = [f"{d.where}: {d.detail}" for d in diffs]
+    for (out_c, g_c), r in zip(s.outs[len(s.outs) - len(extra) :], extra, strict=True):
+        d2 = compare(out_c, r.out, rtol=None, atol=None, grad=False, label="output")
+        if grads:
+            d2 += compare(g_c, r.grads, rtol=None, atol=None, grad=True, label="grad")
+        out += [f"{r.how}: {d.where}: {d.detail}" for d in d2]
+    return out

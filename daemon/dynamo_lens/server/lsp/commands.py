@@ -242,11 +242,15 @@ def verify_fix(ls: DynamoLensServer, req: VerifyFixArgs) -> dict[str, Any]:
         ls.warn(f"Dynamo Lens: {p.rewrite.title}: not applied, {verdicts.failed(verdict)}")
         return result
     progress.end("verified")
+    if not verdicts.applicable(verdict):
+        # Equal on the example only: offered as an explicit, labelled choice, never applied.
+        ls.warn(f"Dynamo Lens: {p.rewrite.title}: {verdicts.shown(verdict)}: not applied")
+        return result
     now, now_version = ls.doc_text(req.uri)
     if now != text or now_version != version:
         ls.warn(f"Dynamo Lens: {p.rewrite.title}: verified, but the file changed: not applied")
         return result
-    edit = rewrite_edit(req.uri, p.rewrite, version)
+    edit = rewrite_edit(req.uri, p.rewrite, text, version)
     params = types.ApplyWorkspaceEditParams(edit=edit, label=p.rewrite.title)
     result["applied"] = ls.apply_edit(params)
     return result

@@ -109,12 +109,14 @@ def code_lens(report: TargetReport, uri: str) -> list[types.CodeLens]:
     ]
 
 
-def rewrite_edit(uri: str, rw: Rewrite, version: int | None = None) -> types.WorkspaceEdit:
-    """A catalogue rewrite as whole lines replaced; with ``version``, only for that version of
-    the buffer (the client refuses it for any other)."""
+def rewrite_edit(uri: str, rw: Rewrite, text: str, version: int | None) -> types.WorkspaceEdit:
+    """A catalogue rewrite of the buffer ``text`` as whole lines replaced (with the buffer's
+    line endings); with ``version``, only for that version of the buffer (the client refuses
+    it for any other)."""
     start = types.Position(line=rw.start - 1, character=0)
     end = types.Position(line=rw.end, character=0)
-    edit = types.TextEdit(range=types.Range(start=start, end=end), new_text=rw.text)
+    new_text = rw.replacement(text)
+    edit = types.TextEdit(range=types.Range(start=start, end=end), new_text=new_text)
     if version is None:
         return types.WorkspaceEdit(changes={uri: [edit]})
     doc = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)

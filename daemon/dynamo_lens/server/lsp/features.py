@@ -49,7 +49,7 @@ def lenses(ls: DynamoLensServer, params: types.CodeLensParams) -> list[types.Cod
 )
 def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
-    text, _ = ls.doc_text(uri)
+    text, version = ls.doc_text(uri)
     actions: list[types.CodeAction] = []
     for d in params.context.diagnostics:
         if d.source != "dynamo-lens" or not isinstance(d.data, dict):
@@ -67,7 +67,7 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
                 )
             )
         if d.data.get("kind") in _FIXABLE:
-            actions += _rewrites(ls, uri, text, d)
+            actions += _rewrites(ls, uri, text, version, d)
         md = d.data.get("mark_dynamic")
         if isinstance(md, dict):
             action = _mark_dynamic(ls, d, md)
@@ -82,11 +82,13 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
 
 
 def _rewrites(
-    ls: DynamoLensServer, uri: str, text: str, d: types.Diagnostic
+    ls: DynamoLensServer, uri: str, text: str, version: int | None, d: types.Diagnostic
 ) -> list[types.CodeAction]:
     """The catalogue's rewrites for a break: applied as verified only with the worker's verdict
-    on these bytes; else a command that verifies (and then applies) it, or in Restricted Mode
-    the unverified text, never preferred."""
+    on these bytes (preferred where it holds for every path; an explicit, labelled choice where
+    it was equal on the example only); else a command that verifies (and then applies) it, or
+    in Restricted Mode the unverified text, never preferred. Every edit is for this version of
+    the buffer only."""
     path = uri_to_path(uri)
     if ls.service is None or path is None or not isinstance(d.data, dict):
         return []
@@ -96,10 +98,12 @@ def _rewrites(
     out = []
     for p in ls.service.verdicts.proposals(path, text, line, target, gb_type):
         rw, verdict = p.rewrite, p.verdict
-        edit = rewrite_edit(uri, rw)
+        edit = rewrite_edit(uri, rw, text, version)
         if verdict is not None and verdict.get("verified"):
             title = f"{rw.title} (verified: {verdicts.shown(verdict)})"
-            action = types.CodeAction(title=title, edit=edit, is_preferred=True)
+            action = types.CodeAction(
+                title=title, edit=edit, is_preferred=verdicts.applicable(verdict)
+            )
         elif verdict is not None:
             title = f"{rw.title} (rejected: {verdicts.failed(verdict)})"
             reason = f"Dynamo Lens ran it: {verdicts.failed(verdict)}"

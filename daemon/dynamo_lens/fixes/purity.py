@@ -1,0 +1,258 @@
+"""What a rewrite may move or evaluate where the original did not, read from the source alone.
+Torch-free.
+
+A rule that turns a branch into a selection computes both arms on every call; one that guards a
+statement with ``is_compiling()`` stops compiled calls from running it. Either is equivalent only
+where the code it moves has no effect but its value (no in-place op, no write, no random draw),
+and, for a selection, where the arm that is not taken cannot put a NaN or an Inf into the
+gradients (``where``'s backward multiplies the untaken arm's gradient by zero, and ``0 * inf``
+is NaN). The worker checks state and gradients at run time too; these are the refusals the source
+can already justify, for every input."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+# Methods that change the object they are called on.
+MUTATING_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "pop",
+        "popitem",
+        "clear",
+        "update",
+        "setdefault",
+        "add",
+        "discard",
+        "sort",
+        "reverse",
+        "write",
+        "writelines",
+        "send",
+        "register_buffer",
+        "register_parameter",
+        "register_module",
+        "add_module",
+        "apply",
+        "step",
+        "backward",
+        "save",
+    }
+)
+# Builtins with no effect but their value.
+PURE_BUILTINS = frozenset(
+    {
+        "abs",
+        "all",
+        "any",
+        "bool",
+        "callable",
+        "dict",
+        "divmod",
+        "enumerate",
+        "float",
+        "format",
+        "frozenset",
+        "getattr",
+        "hasattr",
+        "hash",
+        "id",
+        "int",
+        "isinstance",
+        "issubclass",
+        "len",
+        "list",
+        "max",
+        "min",
+        "range",
+        "repr",
+        "reversed",
+        "round",
+        "set",
+        "slice",
+        "sorted",
+        "str",
+        "sum",
+        "tuple",
+        "type",
+        "zip",
+    }
+)
+# Calls that draw from a random number generator: evaluated where the original did not, they
+# move every later draw.
+_RANDOM = frozenset(
+    {
+        "rand",
+        "rand_like",
+        "randn",
+        "randn_like",
+        "randint",
+        "randint_like",
+        "randperm",
+        "bernoulli",
+        "multinomial",
+        "normal",
+        "poisson",
+        "dropout",
+        "dropout1d",
+        "dropout2d",
+        "dropout3d",
+        "alpha_dropout",
+        "feature_alpha_dropout",
+        "rrelu",
+        "gumbel_softmax",
+    }
+)
+_RANDOM_MODULES = ("random.", "np.random.", "numpy.random.")
+
+# Unary functions whose gradient is infinite or NaN somewhere in their domain, each with a value
+# where it is finite: the "double where" feeds that value to the untaken arm.
+SAFE_INPUT = {
+    "sqrt": "1.0",
+    "rsqrt": "1.0",
+    "log": "1.0",
+    "log2": "1.0",
+    "log10": "1.0",
+    "log1p": "0.0",
+    "reciprocal": "1.0",
+    "acos": "0.0",
+    "asin": "0.0",
+    "atanh": "0.0",
+    "arccos": "0.0",
+    "arcsin": "0.0",
+    "arctanh": "0.0",
+    "exp": "0.0",
+    "exp2": "0.0",
+    "expm1": "0.0",
+    "lgamma": "1.0",
+    "digamma": "1.0",
+    "erfinv": "0.0",
+    "tan": "0.0",
+}
+# Others with no such value the rules know: an arm that holds one is refused.
+_UNSAFE_OTHER = frozenset(
+    {"pow", "float_power", "div", "true_divide", "logit", "xlogy", "polygamma"}
+)
+
+
+def _dotted(node: ast.expr) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # an AST the unparser does not know: treated as unknown
+        return ""
+
+
+def side_effect(
+    nodes: Iterable[ast.AST],
+    *,
+    local_pure: frozenset[str] = frozenset(),
+    allowed: frozenset[str] = frozenset(),
+) -> str | None:
+    """The first thing in ``nodes`` that does more than compute a value, in words; None when
+    the source shows none. ``local_pure`` names the file's own functions that only compute;
+    ``allowed`` the calls (dotted) whose effect the rule means to move (their arguments are
+    still read).
+    Calls of a module (``self.lin(h)``) are let through: their state (batch-norm statistics)
+    is compared at run time."""
+    for root in nodes:
+        for n in ast.walk(root):
+            if isinstance(n, ast.NamedExpr):
+                return f"the assignment expression {_dotted(n)}"
+            if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+                return f"{type(n).__name__.lower()}"
+            if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
+                return f"a store into {_dotted(n)}"
+            if not isinstance(n, ast.Call):
+                continue
+            name = _dotted(n.func)
+            if name in allowed:
+                continue
+            if any(k.arg == "out" for k in n.keywords):
+                return f"{name}(out=...) writes into a tensor"
+            last = name.rsplit(".", 1)[-1]
+            # ``torch.randn``, ``F.dropout``, ``h.bernoulli()`` and ``self.dropout(h)`` (a
+            # module that draws in training) alike.
+            if name.startswith(_RANDOM_MODULES) or last in _RANDOM:
+                return f"{name}() draws random numbers"
+            if isinstance(n.func, ast.Attribute):
+                attr = n.func.attr
+                if attr.endswith("_") and not attr.endswith("__"):
+                    return f"the in-place {name}()"
+                if attr in MUTATING_METHODS:
+                    return f"{name}() changes its object"
+            elif isinstance(n.func, ast.Name) and n.func.id not in PURE_BUILTINS | local_pure:
+                return f"{n.func.id}(), whose effects the source does not show"
+    return None
+
+
+def unsafe_gradients(node: ast.AST) -> list[ast.AST]:
+    """The operations under ``node`` whose gradient can be NaN or infinite (``sqrt``, ``log``,
+    a division, a power), outermost first."""
+    out: list[ast.AST] = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.Pow, ast.Mod)):
+            if isinstance(n.op, ast.Pow) and _whole_power(n.right):
+                continue
+            if isinstance(n.op, ast.Div) and _nonzero_constant(n.right):
+                continue
+            out.append(n)
+        elif isinstance(n, ast.Call):
+            last = _dotted(n.func).rsplit(".", 1)[-1]
+            if last in SAFE_INPUT or last in _UNSAFE_OTHER:
+                out.append(n)
+    return out
+
+
+def safe_operand(op: ast.AST) -> tuple[ast.expr, str] | None:
+    """For an operation ``unsafe_gradients`` found, the operand to feed through
+    ``torch.where`` and the value that keeps its gradient finite: ``e`` of ``torch.sqrt(e)``
+    or ``e.sqrt()``, the divisor of ``a / b``; None for a power or another form."""
+    if isinstance(op, ast.BinOp):
+        return (op.right, "1.0") if isinstance(op.op, ast.Div) else None
+    return unary_operand(op)
+
+
+def _whole_power(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and isinstance(e.value, int) and e.value >= 0
+
+
+def _nonzero_constant(e: ast.expr) -> bool:
+    return (
+        isinstance(e, ast.Constant)
+        and isinstance(e.value, (int, float))
+        and not isinstance(e.value, bool)
+        and e.value != 0
+    )
+
+
+def unary_operand(call: ast.AST) -> tuple[ast.expr, str] | None:
+    """For ``torch.sqrt(e)`` or ``e.sqrt()`` (a ``SAFE_INPUT`` function), ``e`` and the value
+    the untaken arm may take instead; None for any other form."""
+    if not isinstance(call, ast.Call) or call.keywords:
+        return None
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in SAFE_INPUT:
+        return None
+    if len(call.args) == 1 and _dotted(func.value) in ("torch", "torch.special"):
+        return call.args[0], SAFE_INPUT[func.attr]
+    if not call.args and _dotted(func.value) not in ("torch", "torch.special", "math"):
+        return func.value, SAFE_INPUT[func.attr]
+    return None
+
+
+def pure_functions(tree: ast.Module) -> frozenset[str]:
+    """The module-level functions of the file whose bodies only compute (no global, no store
+    but to locals, no call but pure builtins', torch's and tensors' non-mutating ones)."""
+    out = set()
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Delete)) for n in ast.walk(fn)):
+            continue
+        if side_effect(fn.body) is None:
+            out.add(fn.name)
+    return frozenset(out)

@@ -1,0 +1,217 @@
+"""Inputs that take each path of the branch a rewrite removed.
+
+A selection (``torch.where``) computes both arms; a loop run to its end computes what the exit
+skipped. Equal outputs on the example show only the path the example took. So the original runs
+with its branch's test probed (fixes/probe.py) on variations of the example's inputs (scaled,
+negated, zeroed, random, with a NaN or an Inf), until inputs are found that take each path: the
+test true on one, false on another (for a loop exit: one that exits, one that runs to its end).
+Verification then compares the rewrite with the original on those too. Where none takes the
+other path, the rewrite is equal on the example only, and says so.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_map
+
+from ..fixes.probe import PROBE
+from .usercode import Call
+
+# Variations tried per example call before giving up, and the time they may take.
+MAX_CANDIDATES = 24
+BUDGET_SECONDS = 30.0
+
+
+class _Probe:
+    def __init__(self) -> None:
+        self.seen: list[bool] = []
+
+    def __call__(self, value: Any) -> bool:
+        taken = bool(value)  # what the original's ``if`` asks of the tensor
+        self.seen.append(taken)
+        return taken
+
+
+@contextlib.contextmanager
+def probing() -> Iterator[_Probe]:
+    """While open, the probed text's ``__dynamo_lens_probe__(test)`` records each test."""
+    probe = _Probe()
+    setattr(builtins, PROBE, probe)
+    try:
+        yield probe
+    finally:
+        with contextlib.suppress(AttributeError):
+            delattr(builtins, PROBE)
+
+
+@dataclass
+class Outcome:
+    call: Call
+    how: str  # what the variation was, for the verdict's detail
+    tests: list[bool]  # each evaluation of the branch's test, in order
+    raised: bool  # the original raised on it (a check that failed)
+    state: dict[str, Any] | None = None  # other weights to run with (modelstate.save's form)
+
+
+@dataclass
+class Coverage:
+    """The inputs to compare on beyond the example, and whether they and the example take
+    each path."""
+
+    extra: list[Outcome] = field(default_factory=list)
+    both: bool = False
+    tried: int = 0
+    detail: str = ""
+
+
+def _kinds(o: Outcome, loop: bool) -> set[str]:
+    """The paths a call took: for an ``if``, the test true and/or false; for a loop exit,
+    whether it exited at all."""
+    if loop:
+        return {"exit" if any(o.tests) else "end"}
+    return {"true" if t else "false" for t in o.tests}
+
+
+def _variations(call: Call) -> Iterator[tuple[str, Call]]:
+    """The example's call with every floating tensor changed alike (and integer and bool
+    tensors redrawn): scaled, negated, zeroed, random, with a NaN or an Inf."""
+
+    def each(how: str, f: Callable[[torch.Tensor], torch.Tensor]) -> tuple[str, Call]:
+        def g(v: Any) -> Any:
+            if not isinstance(v, torch.Tensor):
+                return v
+            with torch.no_grad():
+                out = f(v.detach())
+            return out.requires_grad_(v.requires_grad) if out.is_floating_point() else out
+
+        return how, Call(tree_map(g, call.args), tree_map(g, call.kwargs))
+
+    def floats(f: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
+        return lambda t: f(t.clone()) if t.is_floating_point() or t.is_complex() else t.clone()
+
+    def poke(value: float) -> Callable[[torch.Tensor], torch.Tensor]:
+        def f(t: torch.Tensor) -> torch.Tensor:
+            if t.numel():
+                t.view(-1)[0] = value
+            return t
+
+        return f
+
+    def others(seed: int) -> Callable[[torch.Tensor], torch.Tensor]:
+        def f(t: torch.Tensor) -> torch.Tensor:
+            g = torch.Generator().manual_seed(seed)
+            if t.is_floating_point():
+                return torch.randn(t.shape, generator=g, dtype=t.dtype).to(t.device)
+            if t.dtype == torch.bool:
+                return (torch.rand(t.shape, generator=g) < 0.5).to(t.device)
+            if t.numel() and not t.is_complex():
+                lo, hi = int(t.min()), int(t.max())
+                return torch.randint(lo, hi + 1, t.shape, generator=g, dtype=t.dtype).to(t.device)
+            return t.clone()
+
+        return f
+
+    yield each("negated", floats(lambda t: -t))
+    yield each("zeros", floats(torch.zeros_like))
+    yield each("ones", floats(torch.ones_like))
+    yield each("absolute", floats(torch.abs))
+    yield each("negative absolute", floats(lambda t: -t.abs()))
+    for k in (1e-3, 1e3, -1e3, 1e5, -1e5):
+        yield each(f"scaled by {k:g}", floats(functools.partial(torch.mul, other=k)))
+    yield each("a NaN", floats(poke(float("nan"))))
+    yield each("an Inf", floats(poke(float("inf"))))
+    yield each("a -Inf", floats(poke(float("-inf"))))
+    for seed in range(1, 9):
+        yield each(f"random (seed {seed})", others(seed))
+    yield each("negated, integers redrawn", lambda t: -t if t.is_floating_point() else others(0)(t))
+
+
+def _state_variations(state: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The target's saved state (modelstate.save) with every floating weight and buffer
+    changed alike: a branch on what the weights compute (``h.min() > 0`` after a layer) is
+    taken or not by the weights as much as by the input, and a rewrite must be equal for any."""
+
+    def each(how: str, f: Callable[[torch.Tensor], torch.Tensor]) -> tuple[str, dict[str, Any]]:
+        def g(v: Any) -> Any:
+            return f(v.clone()) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+
+        return how, {k: v if "\0" in k else tree_map(g, v) for k, v in state.items()}
+
+    yield each("weights absolute", torch.abs)
+    yield each("weights negated", torch.neg)
+    yield each("weights negative absolute", lambda t: -t.abs())
+    yield each("weights zeros", torch.zeros_like)
+    yield each("weights scaled by 1e3", functools.partial(torch.mul, other=1e3))
+
+
+def cover(
+    run: Callable[[Call, dict[str, Any] | None], None],
+    calls: list[Call],
+    probe: _Probe,
+    state: dict[str, Any],
+    *,
+    loop: bool,
+) -> Coverage:
+    """Runs the probed original (``run``) on the example's calls, then on variations of their
+    inputs, then of the target's weights (with the inputs as given, made absolute, negated),
+    until the calls together take each path; the variations that showed a path, kept."""
+    seen: set[str] = set()
+
+    def once(call: Call, how: str, weights: dict[str, Any] | None = None) -> Outcome:
+        probe.seen.clear()
+        raised = False
+        try:
+            run(call, weights)
+        except Exception:  # the original raising is a path too (a check that failed)
+            raised = True
+        return Outcome(call, how, list(probe.seen), raised, weights)
+
+    for call in calls:
+        seen |= _kinds(once(call, "example"), loop)
+    want = {"exit", "end"} if loop else {"true", "false"}
+    cov = Coverage()
+    if not seen & want:
+        cov.detail = "the example's calls never reach the branch"
+        return cov
+
+    def tiers() -> Iterator[tuple[str, Call, dict[str, Any] | None]]:
+        for call in calls:
+            for how, variant in _variations(call):
+                yield how, variant, None
+        inputs = dict(_variations(calls[0]))
+        for how, weights in _state_variations(state):
+            for with_inputs, call in (
+                ("", calls[0]),
+                (", inputs absolute", inputs["absolute"]),
+                (", inputs negated", inputs["negated"]),
+            ):
+                yield how + with_inputs, call, weights
+
+    started = time.monotonic()
+    kept: Counter[str] = Counter()  # variations kept, by the path they took
+    for how, variant, weights in tiers():
+        if all(kept[k] for k in want) or cov.tried >= MAX_CANDIDATES * len(calls) + 15:
+            break  # a variation on each path (the example's too: other values, same path)
+        if time.monotonic() - started > BUDGET_SECONDS:
+            break
+        cov.tried += 1
+        o = once(variant, how, weights)
+        kinds = _kinds(o, loop) & want
+        if any(not kept[k] for k in kinds):
+            cov.extra.append(o)
+            kept.update(kinds)
+        seen |= kinds
+    cov.both = seen >= want
+    if not cov.both:
+        missing = " or ".join(sorted(want - seen))
+        cov.detail = f"no input found that takes the other path ({missing}; {cov.tried} tried)"
+    return cov

@@ -1,0 +1,156 @@
+"""Verification's eager runs: the original and the rewrite called on the same inputs from the
+same state and seed, and compared on everything a caller can observe: outputs and gradients
+(bitwise for an exact rewrite), whether it raised, and the state it left (weights, buffers, plain
+attributes, optimizers, torch's random generator). The inputs are the example's and, for a
+rewrite that removed a branch, inputs that take each of its paths (branchpaths.py)."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_map
+
+from ..fixes.probe import probed
+from ..texts.errors import safe_str
+from ..texts.locate import Workspace
+from . import branchpaths, modelstate
+from .equivalence import compare, forward_and_grads
+from .shadow import import_shadowed, shadowed
+from .usercode import Call, Target, eager_of
+
+
+def clone(call: Call) -> Call:
+    def c(v: Any) -> Any:
+        return (
+            v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
+        )
+
+    return Call(tree_map(c, call.args), tree_map(c, call.kwargs))
+
+
+@dataclass
+class Run:
+    """One eager call: what it gave, whether it raised, and the state it left."""
+
+    call: Call
+    how: str  # "example", or the variation that took a path
+    start: dict[str, Any] | None = None  # the state it ran from, where not the example's
+    out: Any = None
+    grads: dict[str, torch.Tensor] = field(default_factory=dict)
+    raised: str = ""  # the exception, in words, where it raised
+    state: dict[str, str] = field(default_factory=dict)  # modelstate.fingerprint after it
+    buffers: dict[str, Any] = field(default_factory=dict)  # with ``keep``: buffers, attributes
+
+
+def run_eager(
+    t: Target,
+    call: Call,
+    how: str,
+    grads: bool,
+    state: dict[str, Any],
+    *,
+    may_raise: bool,
+    keep: bool = False,
+) -> Run:
+    """``t`` called eagerly on ``call`` from ``state`` and seed 0. An exception propagates
+    unless ``may_raise`` (an input chosen for a failing check: raising is its path). With
+    ``keep``, a copy of the buffers and attributes it left (to compare a compiled run's with,
+    within tolerance)."""
+    modelstate.load(t.fn, state)
+    torch.manual_seed(0)
+    r = Run(call, how, state)
+    try:
+        r.out, r.grads = forward_and_grads(eager_of(t.fn), clone(call), grads, t.fn)
+    except Exception as exc:
+        if not may_raise:
+            raise
+        r.raised = f"{type(exc).__name__}: {safe_str(exc)[:120]}"
+    r.state = modelstate.fingerprint(t.fn)
+    if keep:
+        r.buffers = modelstate.save(t.fn, parameters=False)
+    return r
+
+
+def differences(fixed: Run, original: Run, *, exact: bool, grads: bool) -> list[str]:
+    """What a caller could tell apart between the two runs, in words."""
+    if fixed.raised or original.raised:
+        if bool(fixed.raised) == bool(original.raised):
+            return []
+        return [
+            f"{fixed.how}: the rewrite raises {fixed.raised}"
+            if fixed.raised
+            else f"{fixed.how}: the rewrite returns where the original raises {original.raised}"
+        ]
+    rtol, atol = (0.0, 0.0) if exact else (None, None)
+    diffs = compare(fixed.out, original.out, rtol=rtol, atol=atol, grad=False, label="output")
+    if grads:
+        diffs += compare(fixed.grads, original.grads, rtol=rtol, atol=atol, grad=True, label="grad")
+    return [f"{fixed.how}: {d.where}: {d.detail}" for d in diffs]
+
+
+def state_differences(fixed: Run, original: Run, noise: Callable[[Run], set[str]]) -> list[str]:
+    """The state the rewrite's run left that the original's did not, leaving out what differs
+    between two runs of the original itself (``noise``: a timer's reading, a timestamp)."""
+    changed = modelstate.changed(fixed.state, original.state)
+    if changed:
+        ignored = noise(original)
+        changed = [c for c in changed if c not in ignored]
+    if not changed:
+        return []
+    what = ", ".join("the random generator" if c == "rng" else c for c in changed[:3])
+    return [f"{fixed.how}: the rewrite leaves other state in {what}"]
+
+
+def without(buffers: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """``modelstate.save``'s form of the state without the entries that ``names`` (in
+    ``modelstate.fingerprint``'s words) name."""
+    out: dict[str, Any] = {}
+    for key, value in buffers.items():
+        k, _, attrs = key.partition("\0")
+        if attrs:
+            out[key] = {
+                sub: {
+                    a: v
+                    for a, v in fields.items()
+                    if (f"{k}.{sub}:{a}" if k else f"{sub}:{a}") not in names
+                }
+                for sub, fields in value.items()
+            }
+        elif isinstance(value, dict):
+            out[key] = {n: t for n, t in value.items() if (f"{k}.{n}" if k else n) not in names}
+        else:
+            out[key] = value
+    return out
+
+
+def cover(
+    path: Path,
+    edited: Path,
+    source: str,
+    line: int,
+    pick: Callable[[types.ModuleType], Target],
+    ws: Workspace,
+    state: dict[str, Any],
+    calls: list[Call],
+    *,
+    loop: bool,
+) -> branchpaths.Coverage:
+    """The original, its branch at ``line`` probed, run on the example and on variations of
+    it until inputs take each path (branchpaths.cover)."""
+    text = probed(source, line)
+    if text is None:
+        return branchpaths.Coverage(detail="the branch's test could not be probed")
+    with shadowed(edited, text, ws), branchpaths.probing() as probe:
+        t = pick(import_shadowed(path, edited, ws))
+
+        def run(call: Call, weights: dict[str, Any] | None) -> None:
+            modelstate.load(t.fn, weights or state)
+            torch.manual_seed(0)
+            forward_and_grads(eager_of(t.fn), clone(call), False, t.fn)
+
+        return branchpaths.cover(run, calls, probe, state, loop=loop)
