@@ -41,7 +41,7 @@ for v in "${VERSIONS[@]}"; do
   set +e
   "$py" -m pytest -q -p no:cacheprovider tests/worker/test_parsing.py \
     tests/worker/test_example_workspace.py tests/worker/test_realcode.py tests/worker/test_runs.py \
-    tests/worker/test_fallbacks.py tests/worker/test_fixes.py \
+    tests/worker/test_fallbacks.py tests/worker/test_fixes.py tests/worker/test_fix_safety.py \
     --junitxml="$WORK/junit-$v.xml" > "$WORK/pytest-$v.log" 2>&1
   rc=$?
   "$(dirname "$py")/dynamo-lens" check example_workspace --checks breaks,recompiles --format json \

@@ -130,7 +130,8 @@ def run(only: str | None, corpus_name: str = "static") -> dict[str, Any]:
             t = time.perf_counter()
             tried = fixes_for(engine, res)
             t_fix = time.perf_counter() - t
-            applied, left = apply_verified(engine, str(path), checks=("breaks",))
+            done = apply_verified(engine, str(path), checks=("breaks",))
+            applied, left = done.applied, done.left
             truth = subprocess.run(
                 [sys.executable, str(HERE / "harness.py"), str(originals / p.name), str(path)],
                 capture_output=True,
@@ -141,6 +142,9 @@ def run(only: str | None, corpus_name: str = "static") -> dict[str, Any]:
                 "file": p.name,
                 "offered": sum(1 for f in tried if f.rewrite is not None),
                 "verified": sum(1 for f in tried if f.verified),
+                # Verified, but equal on the example only (no input took the other path):
+                # offered, never applied.
+                "example_only": sum(1 for f in tried if f.verified and not f.applicable),
                 "rules_tried": [
                     (f.rewrite.rule, f.verified) for f in tried if f.rewrite is not None
                 ],
@@ -197,6 +201,13 @@ def markdown(res: dict[str, Any], cmd: str, corpus_name: str = "static") -> str:
     # (torchvision_random_flip) can show another count on an unchanged second run.
     removed_n = sum(r.get("breaks_before", 0) - r.get("breaks_after", 0) for r in fixed_files)
     equal = sum(1 for r in fixed_files if r.get("equal"))
+    equal_other = sum(1 for r in fixed_files if r.get("equal", False) and r.get("equal_other"))
+    other_fail = [
+        f"{r['file']} ({r.get('detail_other', '')})"
+        for r in fixed_files
+        if not r.get("equal_other", True)
+    ]
+    example_only = sum(r.get("example_only", 0) for r in rows)
     # Torch's own count must fall wherever a verified fix was applied: else it was a false
     # "verified".
     unconfirmed = [
@@ -226,6 +237,11 @@ def markdown(res: dict[str, Any], cmd: str, corpus_name: str = "static") -> str:
         f" | {removed_n} of {before} ({removed:.0f}%) | ≥ 80% |",
         f"| applied verified fixes that keep the outputs (bitwise, gradients too) | {equal} of "
         f"{len(fixed_files)} files | 100% |",
+        "| applied verified fixes that keep outputs, gradients and raising on inputs and "
+        f"weights the example never used | {equal_other} of {len(fixed_files)} files"
+        f"{' (not: ' + '; '.join(other_fail) + ')' if other_fail else ''} | 100% |",
+        "| verified on the example only (no input took the other path): offered, not applied "
+        f"| {example_only} | — |",
         f"| applied verified fixes after which torch's count did not fall | {len(unconfirmed)}"
         f"{' (' + ', '.join(unconfirmed) + ')' if unconfirmed else ''} | 0 |",
         f"| new recompiles after a fix | {new_rc} | 0 |",

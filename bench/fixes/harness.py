@@ -9,6 +9,10 @@ its fixed copy, each imported under a name of its own, compared.
 - outputs: the fixed targets' eager outputs (and gradients of their parameters, where they have
   any) against the original's, with the original's weights and the same inputs and seed,
   bitwise (``torch.testing.assert_close(rtol=0, atol=0)``), on every declared call;
+- other inputs: the same comparison on inputs and weights the example never used (its floating
+  inputs scaled, negated, zeroed, redrawn; its weights made absolute or negated, with the inputs
+  made absolute): outputs, gradients (of parameters and inputs) and whether a call raises must
+  all be the original's (``equal_other``); a fix that is equal only on the example fails here;
 - recompiles: frames compiled more than once over the first call, the same call again and one
   with fresh values of the same shapes (``backend="eager"``; torch's compilation metrics).
 """
@@ -96,20 +100,95 @@ def breaks(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     return len(_SITES.sites)
 
 
+def _inputs(v: Any) -> Any:
+    """A copy of the inputs; a floating input that asks for its gradient still does."""
+
+    def one(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor):
+            return t
+        return t.detach().clone().requires_grad_(t.requires_grad and t.is_floating_point())
+
+    return tree_map(one, v)
+
+
 def run(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     torch.manual_seed(0)
     random.seed(0)
     numpy.random.seed(0)  # the same draws for both files (numpy_random_mask.py)
-    out = fn(*clone(args), **clone(kwargs))
+    a, k = _inputs(args), _inputs(kwargs)
+    out = fn(*a, **k)
     grads: dict[str, Any] = {}
-    if isinstance(fn, torch.nn.Module) and any(p.requires_grad for p in fn.parameters()):
-        leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        loss = sum(t.float().sum() for t in leaves if t.requires_grad and t.is_floating_point())
-        if isinstance(loss, torch.Tensor):
-            loss.backward()
+    leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+    loss = sum(t.float().sum() for t in leaves if t.requires_grad and t.is_floating_point())
+    if isinstance(loss, torch.Tensor):
+        loss.backward()
+        if isinstance(fn, torch.nn.Module):
             grads = {n: p.grad.clone() for n, p in fn.named_parameters() if p.grad is not None}
             fn.zero_grad(set_to_none=True)
+        for i, t in enumerate(tree_flatten((a, k))[0]):
+            if isinstance(t, torch.Tensor) and t.grad is not None:
+                grads[f"input {i}"] = t.grad
     return out, grads
+
+
+def _variants(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any, Any, Any]]:
+    """(name, args, kwargs, weight transform or None): inputs and weights the example never
+    used. Independent of Dynamo Lens's own choice (worker/branchpaths.py)."""
+
+    def each(f: Any) -> tuple[Any, Any]:
+        def g(t: Any) -> Any:
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                return f(t.detach().clone()).requires_grad_(t.requires_grad)
+            return t
+
+        return tree_map(g, args), tree_map(g, kwargs)
+
+    out = []
+    for k in (-1.0, 0.0, 0.5, 3.0, 100.0, -100.0, 1e4):
+        out.append((f"inputs x {k:g}", *each(lambda t, k=k: t * k), None))
+    for seed in (100, 101, 102):
+        gen = torch.Generator().manual_seed(seed)
+        out.append(
+            (
+                f"inputs redrawn {seed}",
+                *each(lambda t, g=gen: torch.randn(t.shape, generator=g, dtype=t.dtype)),
+                None,
+            )
+        )
+    absolute = each(torch.abs)
+    out.append(("weights absolute", *absolute, torch.abs))
+    out.append(("weights negated", *absolute, torch.neg))
+    return out
+
+
+def compare_other(
+    fa: Any, fb: Any, args: tuple[Any, ...], kwargs: dict[str, Any], state: dict[str, Any]
+) -> str:
+    """The first difference between the two targets on inputs the example never used, or ""."""
+    for name, a, k, weights in _variants(args, kwargs):
+        got = []
+        for fn in (fa, fb):
+            for mname, m in modules(fn).items():
+                if mname in state:
+                    sd = state[mname]
+                    if weights is not None:
+                        sd = {n: weights(v) if v.is_floating_point() else v for n, v in sd.items()}
+                    m.load_state_dict(sd)
+            try:
+                out, grads = run(fn, a, k)
+                got.append(("ok", out, grads))
+            except Exception as exc:  # the original raising there is a path too
+                got.append(("raised", type(exc).__name__, None))
+        (sa, oa, ga), (sb, ob, gb) = got
+        if sa != sb:
+            return f"{name}: the original {sa}, the fix {sb}"
+        if sa == "ok":
+            try:
+                same(ob, oa)
+                same(gb, ga)
+            except AssertionError as exc:
+                return f"{name}: {str(exc).splitlines()[0]}"
+    return ""
 
 
 def recompiles(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
@@ -202,6 +281,10 @@ def main(original: str, fixed: str) -> dict[str, Any]:
             same(gb, ga)
         except AssertionError as exc:
             res["equal"], res["detail"] = False, str(exc).splitlines()[0]
+        other = compare_other(fa, fb, args, kwargs, state)
+        if other and res.get("equal_other", True):
+            res["equal_other"], res["detail_other"] = False, other
+        res.setdefault("equal_other", True)
         for fn in (fa, fb):
             for name, m in modules(fn).items():
                 if name in state:
