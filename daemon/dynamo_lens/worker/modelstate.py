@@ -6,6 +6,7 @@ an original and its rewrite) start from the same state."""
 from __future__ import annotations
 
 import copy
+import ctypes
 import hashlib
 import inspect
 from typing import Any
@@ -109,6 +110,9 @@ def _digest(t: torch.Tensor) -> str:
     t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
-    flat = t.contiguous().reshape(-1)
-    data = flat.view(torch.uint8) if flat.numel() else flat.new_empty(0, dtype=torch.uint8)
-    return f"{t.dtype}{list(t.shape)}:" + hashlib.sha256(data.numpy().tobytes()).hexdigest()
+    # The tensor's bytes without numpy (a user's interpreter need not have it): a contiguous
+    # copy, read by address.
+    flat = t.contiguous().reshape(-1).clone()
+    nbytes = flat.numel() * flat.element_size()
+    data = ctypes.string_at(flat.data_ptr(), nbytes) if nbytes else b""
+    return f"{t.dtype}{list(t.shape)}:" + hashlib.sha256(data).hexdigest()
