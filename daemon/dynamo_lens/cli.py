@@ -259,6 +259,7 @@ def _fix(args: argparse.Namespace) -> int:
 
     def wrote(fix: Fix) -> None:
         # Said as it happens: a run killed later has still told what it changed.
+        applied.append(fix)
         d = _fix_dict(fix, root)
         print(
             f"dynamo-lens: wrote {d['path']}: {d['rule']} at line {d['line']}",
@@ -272,6 +273,7 @@ def _fix(args: argparse.Namespace) -> int:
         if args.apply
         else contextlib.nullcontext()
     )
+    # SIGTERM as Ctrl-C: the run stops between two files' writes and says what it changed.
     previous = signal.signal(signal.SIGTERM, _interrupt) if args.apply else None
     try:
         with lock, Engine(root, cfg, on_log=log) as engine:
@@ -281,7 +283,6 @@ def _fix(args: argparse.Namespace) -> int:
                     continue
                 if args.apply:
                     done = apply_verified(engine, str(f), on_write=wrote)
-                    applied += done.applied
                     report += done.left
                     errors += done.errors
                     problems += done.problems

@@ -18,7 +18,11 @@ from typing import Any
 # engine's pre-filter on raw bytes, static hints, code actions): module-level
 # `compile_example` or `compile_example_<suffix>`.
 EXAMPLE_NAME = re.compile(r"compile_example(?:_\w+)?")
-EXAMPLE_DEF = re.compile(rb"^def\s+" + EXAMPLE_NAME.pattern.encode() + rb"\s*\(", re.M)
+# A line starts after "\n", "\r\n" or a lone "\r" (Python's tokenizer takes all three), and a
+# form feed may open it.
+EXAMPLE_DEF = re.compile(
+    rb"(?:^|(?<=\r))\f*def\s+" + EXAMPLE_NAME.pattern.encode() + rb"\s*\(", re.M
+)
 
 
 def is_example_name(name: str) -> bool:

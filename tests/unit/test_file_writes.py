@@ -84,11 +84,15 @@ def test_crlf_mixed_endings_bom_tabs_and_a_missing_last_newline_are_kept(tmp_pat
     rw = Rewrite("r", "t", str(p), 7, 7, "    if True:\n        print(h)\n", exact=True)
     replace_file(src, rw.apply(src.text), tmp_path)
     assert p.read_bytes().endswith(b"    if True:\n        print(h)")
-    # Tabs: a guard under tab indentation indents with a tab.
+    # Tabs: a guard under tab indentation indents with a tab; a string's own lines stay.
+    import ast
+
     from dynamo_lens.fixes.rewrite import eager_only
 
-    assert eager_only(["\t\tprint(h)\n"]) == (
-        "\t\tif not torch.compiler.is_compiling():\n\t\t\tprint(h)\n"
+    src = 'def f(h):\n\t\tprint(h, """a\n  b""")\n'
+    stmt = ast.parse(src.replace("\t\t", " ")).body[0].body[0]  # type: ignore[attr-defined]
+    assert eager_only(src, stmt) == (
+        '\t\tif not torch.compiler.is_compiling():\n\t\t\tprint(h, """a\n  b""")\n'
     )
 
 
@@ -317,3 +321,53 @@ def test_what_is_not_python_source_is_a_clear_error(tmp_path: Path) -> None:
         read_source(tmp_path / "fifo.py")
     with pytest.raises(WriteError, match="cannot read"):
         read_source(tmp_path / "missing.py")
+
+
+def test_an_edit_in_the_instant_before_the_swap_is_swapped_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last look says unchanged, then the editor saves: the two files swap in one step,
+    what was swapped out is read, and it goes back (the user's edit is kept)."""
+    p = _write(tmp_path, SRC.encode())
+    src = read_source(p)
+    real_digest = filewrite._digest_now
+    looks = []
+
+    def stale_last_look(path: str) -> str | None:
+        looks.append(path)
+        # The first two looks at the file (before the write, the last look) miss the save.
+        return src.digest if len(looks) <= 2 else real_digest(path)
+
+    monkeypatch.setattr(filewrite, "_digest_now", stale_last_look)
+    with pytest.raises(FileChanged):
+        replace_file(
+            src,
+            _guard(p).apply(src.text),
+            tmp_path,
+            before_rename=lambda: p.write_text("# saved\n"),
+        )
+    assert p.read_bytes() == b"# saved\n"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["m.py"]
+
+
+def test_a_folder_that_takes_no_new_file_is_a_clear_error_and_stale_temps_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = _write(tmp_path, SRC.encode())
+    left = tmp_path / f".m.py.abcd1234{filewrite.TEMP_SUFFIX}"  # a killed run's
+    left.write_text("half a rewrite")
+    (tmp_path / ".m.py.keep.tmp").write_text("not ours")
+
+    def no_room(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(filewrite.tempfile, "mkstemp", no_room)
+    src = read_source(p)
+    with pytest.raises(
+        WriteError, match=r"could not write .*Permission denied; the file is unchanged"
+    ):
+        replace_file(src, "x = 1\n", tmp_path)
+    assert p.read_bytes() == SRC.encode()
+    monkeypatch.undo()
+    replace_file(src, _guard(p).apply(src.text), tmp_path)
+    assert sorted(x.name for x in tmp_path.iterdir()) == [".m.py.keep.tmp", "m.py"]

@@ -611,3 +611,45 @@ def test_the_probe_wraps_only_the_branchs_test_and_keeps_every_line() -> None:
     out = probed(src, 8)
     assert out is not None and f"assert {PROBE}(h.max() < 9), 'big'" in out
     assert probed(src, 7) is None and probed("def (:", 1) is None
+
+
+def test_what_the_hostile_review_found_is_refused() -> None:
+    """Each a rewrite that was once written as verified and changed what the code does."""
+    # A method named like a logger's on an object that records: a metric, not output.
+    src = "import torch\n\n\ndef f(self, h):\n    self.meter.log(h.mean().item())\n    return h\n"
+    assert propose(_at(src, "meter.log"), src, in_workspace=True) == []
+    for logger in ("logger", "self.logger", "_LOGGER", "logging", "log"):
+        ok = src.replace("self.meter.log(h.mean().item())", f"{logger}.info('m %s', h.shape)")
+        (rw,) = propose(_at(ok, ".info("), ok, in_workspace=True)
+        assert rw.rule == "guard-output", logger
+    # A method of the user's in a print's argument may record something.
+    src = "import torch\n\n\ndef f(self, h):\n    print('n', self.remember(h))\n    return h\n"
+    assert propose(_at(src, "print("), src, in_workspace=True) == []
+    # An arm that writes into its input, divides by what may be 0, or may raise.
+    for arm in ("F.relu(x, inplace=True)", "torch.divide(h, x)", "torch.linalg.solve(h, x)"):
+        s = ARMS.replace("ARM", arm)
+        assert propose(_at(s, "if h.sum()"), s, in_workspace=True) == [], arm
+    # A loop-carried Python number would come out a tensor.
+    src = LOOP.replace("    z = torch.zeros_like(x)\n", "    z = 0\n")
+    assert propose(_at(src, "if (z_next"), src, in_workspace=True) == []
+
+
+def test_a_guard_keeps_a_strings_own_lines_and_a_selection_keeps_the_branchs_comments() -> None:
+    src = (
+        'import torch\n\n\ndef f(h):\n    print("""report:\n  total=%s""" % h.shape)\n'
+        "    return h\n"
+    )
+    (rw,) = propose(_at(src, "print("), src, in_workspace=True)
+    assert rw.text == (
+        "    if not torch.compiler.is_compiling():\n"
+        '        print("""report:\n  total=%s""" % h.shape)\n'
+    )
+    src = ARMS.replace(
+        "        h = ARM\n", "        # TODO(alice): keep\n        h = h * 2  # see #123\n"
+    )
+    (rw,) = propose(_at(src, "if h.sum()"), src, in_workspace=True)
+    assert rw.text == (
+        "    # TODO(alice): keep\n"
+        "    # see #123\n"
+        "    h = torch.where(h.sum() > 0, h * 2, h)  # pick\n"
+    )

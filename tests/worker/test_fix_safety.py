@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -56,11 +57,25 @@ def test_each_semantic_case_is_refused_or_verified_on_both_paths(ws: Path) -> No
     assert sqrt["rule"] == "torch-where" and sqrt["verified"] and sqrt["applicable"], sqrt
     assert "covering both paths" in sqrt["claim"]
     assert "torch.sqrt(torch.where(cond, h, 1.0))" in sqrt["diff"]
-    # An arm that changes the shape: the selection's arms differ, for every input size.
-    shape = fixes[here(src, "shape")]
-    failed = [c for c in shape["checks"] if not c["ok"]]
-    assert not shape["verified"] and failed[0]["name"] == "arms match", shape
-    assert "differ in shape" in failed[0]["detail"]
+    # An arm that changes the shape: the selection's arms differ, for every input size; one
+    # that keeps a batch of one differs at other sizes; one whose dtype is the input's only
+    # for float32 differs for float64.
+    for what, detail in (
+        ("shape", "differ in shape"),
+        ("batch one", "differ in shape: [1, 8] vs [2, 8]"),
+        ("dtype", "differ in dtype"),
+    ):
+        fix = fixes[here(src, what)]
+        failed = [c for c in fix["checks"] if not c["ok"]]
+        assert not fix["verified"] and failed[0]["name"] == "arms match", fix
+        assert detail in failed[0]["detail"], failed
+    # A dropout in an arm of a model in eval mode: in training it draws on the path where the
+    # original does not.
+    drop = fixes[here(src, "dropout")]
+    assert not drop["verified"] and "same state failed" in drop["why"], drop
+    assert "training mode" in drop["why"] and "random generator" in drop["why"]
+    # A print whose argument records into the module: not guarded.
+    assert fixes[here(src, "remembers")]["rule"] is None
 
 
 def _verdict(ws: Path, target: str, rw: Rewrite, line: int, gb: str = BRANCH) -> dict[str, Any]:
@@ -131,6 +146,23 @@ def test_naive_rewrites_equal_on_the_example_are_rejected_on_the_other_path(ws: 
         _verdict(ws, "compile_example_counted", guarded, line, "Failed to trace builtin operator")
     )
     assert c["name"] == "compiled equal" and "state" in c["detail"] and "calls" in c["detail"], c
+    line = here(src, "remembers")
+    remembered = Rewrite(
+        "guard-output",
+        "naive",
+        path,
+        line,
+        line,
+        "        if not torch.compiler.is_compiling():\n"
+        '            print("call number", self.remember(h))\n',
+        exact=True,
+    )
+    c = _failed(
+        _verdict(
+            ws, "compile_example_remembers", remembered, line, "Failed to trace builtin operator"
+        )
+    )
+    assert c["name"] == "compiled equal" and "history" in c["detail"], c
     line = here(src, "loop")
     loop = Rewrite(
         "loop-exit",
@@ -282,3 +314,30 @@ def test_crlf_a_link_out_and_a_read_only_file_in_one_folder(ws: Path, tmp_path: 
     assert (ws / "zz_read_only.py").read_bytes() == (FIXES / "branchy.py").read_bytes()
     assert (outside / "theirs.py").read_bytes() == (FIXES / "branchy.py").read_bytes()
     assert (ws / "link.py").is_symlink()
+
+
+def test_an_interrupted_run_names_every_file_it_changed(ws: Path) -> None:
+    """SIGTERM once the first rewrite is written: the file is whole, and what changed is
+    said (whenever the signal lands, every rewrite in the file was named as written)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dynamo_lens", "fix", "branchy.py", "--apply"],
+        cwd=ws,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    said = []
+    for line in proc.stderr:
+        said.append(line)
+        if line.startswith("dynamo-lens: wrote"):
+            proc.send_signal(signal.SIGTERM)
+            break
+    _, rest = proc.communicate(timeout=600)
+    err = "".join(said) + rest
+    text = (ws / "branchy.py").read_text()
+    compile(text, "branchy.py", "exec")  # whole
+    written = err.count("dynamo-lens: wrote branchy.py")
+    assert written == text.count("torch.where(") + text.count("is_compiling()"), err
+    if proc.returncode == 2:  # stopped before the end: it says so, and what it changed
+        assert "interrupted; changed so far: branchy.py" in err, err

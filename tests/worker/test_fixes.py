@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -149,11 +150,11 @@ def test_a_rewrite_that_changes_the_outputs_is_rejected(ws: Path) -> None:
         exact=True,
     )
     checks = _verdict(ws, swapped, line)
-    assert [c["name"] for c in checks if c["ok"]] == ["break gone", "no new break", "arms match"]
+    assert [c["name"] for c in checks if c["ok"]] == ["break gone", "no new break"]
     assert checks[-1]["name"] == "outputs equal" and "max abs error" in str(checks[-1]["detail"])
 
 
-def test_a_rewrite_that_adds_a_recompile_is_rejected(ws: Path) -> None:
+def test_a_rewrite_that_grows_state_to_recompile_is_rejected(ws: Path) -> None:
     line = here(ws, "branchy.py", "branch")
     counting = Rewrite(  # equal values (x 1), but a guard on a list that grows every call
         "torch-where",
@@ -167,7 +168,10 @@ def test_a_rewrite_that_adds_a_recompile_is_rejected(ws: Path) -> None:
     )
     checks = _verdict(ws, counting, line)
     assert all(c["ok"] for c in checks[:-1]), checks
-    assert checks[-1]["name"] == "no new recompile" and not checks[-1]["ok"]
+    # The list it grows is state the original's calls leave alone: rejected for that first,
+    # before its recompiles are counted.
+    assert checks[-1]["name"] == "same state" and not checks[-1]["ok"]
+    assert "global _CALLS" in checks[-1]["detail"], checks[-1]
 
 
 def test_a_break_inside_a_library_edits_nothing_outside_the_workspace(ws: Path) -> None:
@@ -341,7 +345,7 @@ def test_check_carries_fixes_in_json_and_sarif(ws: Path) -> None:
     texts = sorted(x["description"]["text"] for x in fixes)
     assert len(texts) == 2, texts
     assert "(verified, equivalent: break gone" in texts[0]  # the guard
-    assert "(verified, equal on 3 inputs covering both paths: break gone" in texts[1], texts
+    assert re.search(r"\(verified, equal on \d+ inputs covering both paths: break gone", texts[1])
     (change,) = fixes[0]["artifactChanges"]
     assert change["artifactLocation"] == {"uri": "branchy.py", "uriBaseId": "%SRCROOT%"}
     assert change["replacements"][0]["deletedRegion"]["startColumn"] == 1

@@ -18,7 +18,7 @@ from ..config import EXAMPLE_DEF
 from .source import iter_python_files
 
 _WORD = re.compile(rb"[A-Za-z_]\w*")
-_CLASS = re.compile(rb"^class\s+(\w+)", re.M)
+_CLASS = re.compile(rb"(?:^|(?<=\r))\f*class\s+(\w+)", re.M)
 
 
 class _Entry:

@@ -21,12 +21,16 @@ interleaving. Knows nothing of torch or LSP.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import io
 import os
+import signal
 import stat
+import sys
 import tempfile
+import threading
 import tokenize
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -156,8 +160,12 @@ def replace_file(
     if _digest_now(real) != source.digest:
         raise FileChanged(_changed(source.path))
     folder = os.path.dirname(real)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".tmp", dir=folder)
+    _remove_stale(folder, os.path.basename(real))
+    tmp = ""
     try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{os.path.basename(real)}.", suffix=TEMP_SUFFIX, dir=folder
+        )
         try:
             view = memoryview(data)
             while view:
@@ -179,16 +187,73 @@ def replace_file(
         # The last look: what the editor saved a moment ago must not be overwritten.
         if _digest_now(real) != source.digest:
             raise FileChanged(_changed(source.path))
-        os.replace(tmp, real)
+        _swap_in(tmp, real, source)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         if isinstance(exc, OSError):
             raise WriteError(
                 f"could not write {source.path}: {_say(exc)}; the file is unchanged"
             ) from exc
         raise
     _fsync_folder(folder)
+
+
+# Our temporary files: ``.<name>.<random>.dynamo-lens.tmp`` beside the file. One a killed run
+# left behind is removed by the next write of that file.
+TEMP_SUFFIX = ".dynamo-lens.tmp"
+
+
+def _remove_stale(folder: str, name: str) -> None:
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.name.startswith(f".{name}.") and entry.name.endswith(TEMP_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swaps the files at ``a`` and ``b`` in one step (Linux's ``renameat2`` with
+    ``RENAME_EXCHANGE``); False where the system or file system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), b)
+
+
+def _swap_in(tmp: str, real: str, source: Source) -> None:
+    """``tmp`` becomes ``real``. Where the system can, the two swap in one step and what was
+    swapped out is read: had it changed since the last look (an editor saved in that instant),
+    they swap back and nothing is lost. Elsewhere a rename, after the last look."""
+    if not _exchange(tmp, real):
+        os.replace(tmp, real)
+        return
+    # ``tmp`` now holds what ``real`` held an instant ago.
+    if _digest_now(tmp) != source.digest:
+        _exchange(tmp, real)
+        raise FileChanged(_changed(source.path))
+    os.unlink(tmp)
 
 
 def _changed(path: str) -> str:
@@ -204,6 +269,27 @@ def _fsync_folder(folder: str) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+@contextlib.contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Within it, SIGINT and SIGTERM wait until it ends: a file's rename and its being
+    recorded as changed happen together, so an interrupted run names every file it changed.
+    (Only the main thread can hold signals back; elsewhere this does nothing.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in kept:
+        signal.signal(sig, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
+        if pending:
+            signal.raise_signal(pending[0])
 
 
 @contextlib.contextmanager

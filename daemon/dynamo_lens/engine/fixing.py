@@ -16,7 +16,14 @@ from ..findings import FileResult, Finding, FixData, Kind
 from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose, site_key
 from .analysis import Engine
 from .cancel import CancelToken
-from .filewrite import FileChanged, Source, WriteError, read_source, replace_file
+from .filewrite import (
+    FileChanged,
+    Source,
+    WriteError,
+    read_source,
+    replace_file,
+    uninterrupted,
+)
 
 
 @dataclass
@@ -35,6 +42,7 @@ class Fix:
     inputs: int = 0  # the inputs the verdict compared
     diff: str = ""  # of ``source`` by the rewrite
     stale: bool = False  # the file changed after it was analysed or while it was verified
+    unreadable: bool = False  # its file cannot be read as source (``why`` says why)
 
     @property
     def site(self) -> tuple[str, int, str]:
@@ -97,7 +105,7 @@ def fixes_for(
                 sources[f.path] = exc
         src = sources[f.path]
         if isinstance(src, WriteError):
-            fix.why = str(src)
+            fix.why, fix.unreadable = str(src), True
             out.append(fix)
             continue
         if os.path.realpath(f.path) == os.path.realpath(result.path) and (
@@ -255,16 +263,27 @@ def apply_verified(
             continue
         if not ok:
             done.left = found
+            # Nothing written where something might have been: said as an error.
+            done.errors += list(dict.fromkeys(x.why for x in found if x.unreadable))
+            if any(x.stale for x in found):
+                done.errors.append(
+                    f"{path} kept changing while its fixes were verified ({RETRIES + 1} tries): "
+                    "not written, your edits are kept"
+                )
             return done
         fix = ok[0]
         assert fix.rewrite is not None and fix.source is not None
         try:
-            replace_file(
-                fix.source,
-                fix.rewrite.apply(fix.source.text),
-                engine.root,
-                before_rename=before_rename,
-            )
+            with uninterrupted():  # written and recorded as written, together
+                replace_file(
+                    fix.source,
+                    fix.rewrite.apply(fix.source.text),
+                    engine.root,
+                    before_rename=before_rename,
+                )
+                done.applied.append(fix)
+                if on_write is not None:
+                    on_write(fix)
         except FileChanged as exc:
             changed += 1
             if changed > RETRIES:
@@ -276,7 +295,4 @@ def apply_verified(
             done.errors.append(str(exc))
             done.left = found
             return done
-        done.applied.append(fix)
-        if on_write is not None:
-            on_write(fix)
     return done

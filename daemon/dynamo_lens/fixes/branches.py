@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 import itertools
 
-from .purity import pure_functions, safe_operand, side_effect, unsafe_gradients
+from .purity import may_raise, pure_functions, safe_operand, side_effect, unsafe_gradients
 from .rewrite import (
+    SELECT,
     Rewrite,
     following,
     fresh_name,
@@ -180,7 +181,7 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
     if mapped is None and any(isinstance(a, (*_CONTAINERS, ast.Constant)) for a in arms):
         return None  # a Python value, not a tensor: torch.where would change its type
     computed = [*arms, *(h.value for h in helpers if isinstance(h, ast.Assign))]
-    if side_effect(computed, local_pure=pure_functions(tree)) is not None:
+    if side_effect(computed, local_pure=pure_functions(tree)) or may_raise(computed):
         return None
     if any(unsafe_gradients(h) for h in helpers):
         return None
@@ -200,7 +201,7 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
         if safe_elt is None:
             return None
         text += f"{indent}{flag} = {cond}{comment}\n"
-        text += f"{indent}{name} = [torch.where({flag}, {safe_elt}, {v}) for {v} in {name}]\n"
+        text += f"{indent}{name} = [{SELECT}({flag}, {safe_elt}, {v}) for {v} in {name}]\n"
         return _where_rewrite(path, node.lineno, end, text)
     flag = fresh_name(tree, "cond")
     val = _through_where(source, value, flag, taken=True)
@@ -209,10 +210,10 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
         alt = _through_where(source, after, flag, taken=False)
     if val is None or alt is None or "\n" in val + alt:
         return None
-    line = f"{indent}{head}torch.where({cond}, {val}, {alt})"
-    if needs_flag or len(line) > _LONG:  # the condition named on a line of its own
-        text += f"{indent}{flag} = {cond}\n"
-        line = f"{indent}{head}torch.where({flag}, {val}, {alt})"
+    line = f"{indent}{head}{SELECT}({cond}, {val}, {alt})"
+    if needs_flag or len(line.replace(SELECT, "torch.where")) > _LONG:
+        text += f"{indent}{flag} = {cond}\n"  # the condition named on a line of its own
+        line = f"{indent}{head}{SELECT}({flag}, {val}, {alt})"
     text += f"{line}{comment}\n"
     return _where_rewrite(path, node.lineno, end, text)
 
@@ -246,7 +247,7 @@ def _through_where(source: str, expr: ast.expr, flag: str, *, taken: bool) -> st
             (operand.end_col_offset or 0) - (expr.col_offset),
         )
         picked = f"{segment}, {safe}" if taken else f"{safe}, {segment}"
-        spans.append((start, stop, f"torch.where({flag}, {picked})"))
+        spans.append((start, stop, f"{SELECT}({flag}, {picked})"))
     spans.sort(reverse=True)
     if any(a[0] < b[1] for a, b in itertools.pairwise(spans)):
         return None  # nested: the inner edit would move the outer's columns
@@ -260,7 +261,7 @@ _LONG = 99
 
 
 def _where_rewrite(path: str, start: int, end: int, text: str) -> Rewrite:
-    return Rewrite(
+    return Rewrite.selecting(
         "torch-where",
         "Select with torch.where instead of branching on a tensor",
         path,
@@ -330,7 +331,9 @@ def assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
         return None
     if cond is None or "\n" in cond or not whole_lines(source, node, last):
         return None
-    indent, _ = indent_and_comment(source, node, node.test)
+    indent, comment = indent_and_comment(source, node, node.test)
+    if isinstance(node, ast.Assert) and node.msg is not None:
+        _, comment = indent_and_comment(source, node, node.msg)
     return Rewrite(
         "assert-async",
         "Check with torch._assert_async inside the graph (a failed check raises RuntimeError; "
@@ -338,7 +341,7 @@ def assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
         path,
         node.lineno,
         last.end_lineno or last.lineno,
-        f"{indent}torch._assert_async({cond}, {msg!r})\n",
+        f"{indent}torch._assert_async({cond}, {msg!r}){comment}\n",
         exact=True,
         branch=node.lineno,
     )

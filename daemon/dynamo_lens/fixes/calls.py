@@ -5,9 +5,10 @@ helper that only computes traced non-strictly. Torch-free."""
 from __future__ import annotations
 
 import ast
+import re
 
 from .purity import pure_functions, side_effect
-from .rewrite import Rewrite, eager_only, lines_of, source_lines, whole_lines
+from .rewrite import Rewrite, eager_only, source_lines, whole_lines
 
 LOGGER_METHODS = {
     "debug",
@@ -23,6 +24,19 @@ LOGGER_METHODS = {
 }
 
 
+# What a logger is called: ``logger``, ``log``, ``_LOGGER``, ``self.logger``, ``logging``.
+_LOGGER_NAME = re.compile(r"_*(?:logger|log|logging|[a-z_]*_logger)", re.I)
+
+
+def _logger_like(receiver: ast.expr) -> bool:
+    """Whether ``receiver`` names a logger (``self.meter.log(v)`` records a metric: not
+    output to skip)."""
+    if isinstance(receiver, ast.Call):  # logging.getLogger(__name__).warning(...)
+        return ast.unparse(receiver.func) == "logging.getLogger"
+    name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")
+    return bool(_LOGGER_NAME.fullmatch(name))
+
+
 def _is_output_call(node: ast.stmt) -> bool:
     if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
         return False
@@ -32,7 +46,7 @@ def _is_output_call(node: ast.stmt) -> bool:
     if isinstance(func, ast.Attribute):
         if isinstance(func.value, ast.Name) and func.value.id == "warnings":
             return func.attr == "warn"
-        return func.attr in LOGGER_METHODS
+        return func.attr in LOGGER_METHODS and _logger_like(func.value)
     return False
 
 
@@ -58,9 +72,9 @@ def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
         return None
     # Compiled calls skip the whole statement: an argument that does more than compute a value
     # (``print(self.calls.add_(1))``) would stop happening.
-    if side_effect(_computed(node), local_pure=pure_functions(tree)) is not None:
+    if side_effect(_computed(node), local_pure=pure_functions(tree), strict=True) is not None:
         return None
-    text = eager_only(lines_of(source, node))
+    text = eager_only(source, node)
     return Rewrite(
         "guard-output",
         "Run the output call only in eager (torch.compiler.is_compiling())",

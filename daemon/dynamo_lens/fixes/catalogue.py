@@ -62,7 +62,15 @@ from .branches import assert_async, torch_where
 from .calls import guard_output, nonstrict_trace
 from .effects import drop_graph_break, guard_host_effect, tensor_index
 from .loops import loop_exit
-from .rewrite import FIXABLE, RECOMPILE_SITE, Rewrite, imports_torch, site_key, statement_at
+from .rewrite import (
+    FIXABLE,
+    RECOMPILE_SITE,
+    Rewrite,
+    imports_torch,
+    site_key,
+    statement_at,
+    with_comments,
+)
 from .settings import capture_setting, ignore_logger, torch_setting
 
 __all__ = ["FIXABLE", "RECOMPILE_SITE", "Rewrite", "applicable", "claim", "propose", "site_key"]
@@ -99,6 +107,7 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
     out = []
     for rw in found:
         if rw is not None:
+            rw = with_comments(source, rw)
             try:
                 ast.parse(rw.apply(source))
             except SyntaxError:

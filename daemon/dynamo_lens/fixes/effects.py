@@ -101,7 +101,7 @@ def guard_host_effect(source: str, node: ast.stmt, path: str, tree: ast.Module) 
     # Compiled calls skip the guarded statements: beyond the host call itself (its effect, as
     # the title says), what they compute must have no effect of its own.
     values = [s.value for s in guarded if isinstance(s, _SIMPLE) and s.value is not None]
-    if side_effect(values, local_pure=pure_functions(tree), allowed=_HOST) is not None:
+    if side_effect(values, local_pure=pure_functions(tree), allowed=_HOST, strict=True):
         return None
     lines = source_lines(source)
     start, end = guarded[0].lineno, guarded[-1].end_lineno or guarded[-1].lineno
@@ -110,9 +110,18 @@ def guard_host_effect(source: str, node: ast.stmt, path: str, tree: ast.Module) 
         for old in range(at, s.lineno):  # what lies between two guarded statements
             kept.append((old, start + text.count("\n")))
             text += lines[old - 1]
-        text += eager_only(lines_of(source, s))
+        text += eager_only(source, s)
         at = (s.end_lineno or s.lineno) + 1
     also, it = (" and what reads it", "them") if len(guarded) > 1 else ("", "it")
+    # What compiled calls then stop storing (``self.ms = ...``), as the title says.
+    skips = sorted(
+        {
+            n.attr
+            for g in guarded
+            for n in ast.walk(g)
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+        }
+    )
     return Rewrite(
         "guard-host",
         f"Run {call}(){also} only in eager (torch.compiler.is_compiling()): "
@@ -123,6 +132,7 @@ def guard_host_effect(source: str, node: ast.stmt, path: str, tree: ast.Module) 
         text,
         exact=True,
         kept=tuple(kept),
+        skips=tuple(skips),
     )
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import ast
 
 from .branches import tensor_condition
-from .purity import pure_functions, side_effect, unsafe_gradients
+from .purity import may_raise, pure_functions, side_effect, unsafe_gradients
 from .rewrite import (
+    SELECT,
     Rewrite,
     fresh_name,
     names,
@@ -74,9 +75,21 @@ def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
     # value, and no gradient that can be infinite (``0 * inf`` is NaN in the gradients the
     # exit's values pass on).
     computed = [node.test, *(a[1] for a in assigns if a is not None)]
-    if side_effect(computed, local_pure=pure_functions(tree)) is not None or any(
-        unsafe_gradients(e) for e in computed
+    if (
+        side_effect(computed, local_pure=pure_functions(tree))
+        or may_raise(computed)
+        or any(unsafe_gradients(e) for e in computed)
     ):
+        return None
+    # A carried value that starts as a Python number (``k = 0``) would come out a tensor.
+    starts = {
+        t.id: s.value
+        for s in fn.body[: fn.body.index(loop)]
+        if isinstance(s, ast.Assign)
+        for t in s.targets
+        if isinstance(t, ast.Name)
+    }
+    if any(c is not None and isinstance(starts.get(c[0]), ast.Constant) for c in carried):
         return None
     cond = tensor_condition(source, node.test)
     values = [ast.get_source_segment(source, c[1]) for c in carried if c is not None]
@@ -94,8 +107,8 @@ def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
     text = f"{outer}{done} = torch.zeros((), dtype=torch.bool, device={kept_names[0]}.device)\n"
     text += head + kept + f"{inner}{done} = torch.logical_or({done}, {cond})\n"
     for n, v in zip(kept_names, values, strict=True):
-        text += f"{inner}{n} = torch.where({done}, {n}, {v})\n"
-    return Rewrite(
+        text += f"{inner}{n} = {SELECT}({done}, {n}, {v})\n"
+    return Rewrite.selecting(
         "loop-exit",
         "Run every iteration and keep the values the early exit left (torch.where): the "
         "iterations after it are computed and discarded",

@@ -135,7 +135,100 @@ SAFE_INPUT = {
 }
 # Others with no such value the rules know: an arm that holds one is refused.
 _UNSAFE_OTHER = frozenset(
-    {"pow", "float_power", "div", "true_divide", "logit", "xlogy", "polygamma"}
+    {
+        "pow",
+        "float_power",
+        "div",
+        "divide",
+        "true_divide",
+        "fmod",
+        "remainder",
+        "logit",
+        "xlogy",
+        "polygamma",
+    }
+)
+# Calls that raise on some values (a singular matrix): evaluated where the original did not,
+# they can raise where it returned.
+_MAY_RAISE = frozenset(
+    {
+        "solve",
+        "solve_ex",
+        "inv",
+        "inverse",
+        "cholesky",
+        "cholesky_solve",
+        "lu_factor",
+        "lu_solve",
+        "eig",
+        "eigh",
+        "svd",
+        "matrix_power",
+        "multinomial",
+    }
+)
+# Methods that only read (tensors', strings', containers'): what an output's arguments may call
+# (a call of any other method may record something: ``self.remember(h)``).
+PURE_METHODS = frozenset(
+    {
+        "item",
+        "tolist",
+        "size",
+        "dim",
+        "numel",
+        "nelement",
+        "element_size",
+        "mean",
+        "sum",
+        "std",
+        "var",
+        "max",
+        "min",
+        "amax",
+        "amin",
+        "argmax",
+        "argmin",
+        "abs",
+        "norm",
+        "all",
+        "any",
+        "float",
+        "double",
+        "half",
+        "int",
+        "long",
+        "bool",
+        "detach",
+        "cpu",
+        "numpy",
+        "clone",
+        "reshape",
+        "view",
+        "flatten",
+        "squeeze",
+        "unsqueeze",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "count_nonzero",
+        "format",
+        "join",
+        "upper",
+        "lower",
+        "strip",
+        "split",
+        "replace",
+        "startswith",
+        "endswith",
+        "keys",
+        "values",
+        "items",
+        "get",
+        "count",
+        "index",
+        "getEffectiveLevel",
+        "isEnabledFor",
+    }
 )
 
 
@@ -151,11 +244,13 @@ def side_effect(
     *,
     local_pure: frozenset[str] = frozenset(),
     allowed: frozenset[str] = frozenset(),
+    strict: bool = False,
 ) -> str | None:
     """The first thing in ``nodes`` that does more than compute a value, in words; None when
     the source shows none. ``local_pure`` names the file's own functions that only compute;
     ``allowed`` the calls (dotted) whose effect the rule means to move (their arguments are
-    still read).
+    still read). ``strict``: a method outside ``PURE_METHODS`` counts as an effect (what an
+    output's arguments compute stops happening in compiled calls).
     Calls of a module (``self.lin(h)``) are let through: their state (batch-norm statistics)
     is compared at run time."""
     for root in nodes:
@@ -173,6 +268,12 @@ def side_effect(
                 continue
             if any(k.arg == "out" for k in n.keywords):
                 return f"{name}(out=...) writes into a tensor"
+            if any(
+                k.arg == "inplace"
+                and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+                for k in n.keywords
+            ):
+                return f"{name}(inplace=...) may write into its input"
             last = name.rsplit(".", 1)[-1]
             # ``torch.randn``, ``F.dropout``, ``h.bernoulli()`` and ``self.dropout(h)`` (a
             # module that draws in training) alike.
@@ -184,8 +285,25 @@ def side_effect(
                     return f"the in-place {name}()"
                 if attr in MUTATING_METHODS:
                     return f"{name}() changes its object"
+                if strict and attr not in PURE_METHODS and _dotted(n.func.value) not in _PURE_NS:
+                    return f"{name}(), which may record or change something"
             elif isinstance(n.func, ast.Name) and n.func.id not in PURE_BUILTINS | local_pure:
                 return f"{n.func.id}(), whose effects the source does not show"
+    return None
+
+
+# Namespaces whose functions only compute: ``torch.isnan(h)`` in an output's argument.
+_PURE_NS = frozenset({"torch", "torch.linalg", "torch.special", "F", "math", "np", "numpy"})
+
+
+def may_raise(nodes: Iterable[ast.AST]) -> str | None:
+    """The first call under ``nodes`` that raises on some values (``torch.linalg.solve`` of a
+    singular matrix), in words: evaluated where the original skipped it, it can raise where
+    the original returned."""
+    for root in nodes:
+        for n in ast.walk(root):
+            if isinstance(n, ast.Call) and _dotted(n.func).rsplit(".", 1)[-1] in _MAY_RAISE:
+                return f"{_dotted(n.func)}() can raise on values the original never gave it"
     return None
 
 

@@ -4,13 +4,25 @@ the reading of the source they share. Torch-free."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 
 from ..findings import Kind
 
 _MODULE_WIDE = {"ignore-logger", "capture-setting", "torch-setting"}
+# Rules whose rewrite evaluates what the original skipped (both arms of a selection, the
+# iterations after a loop's exit): equal outputs show only the paths the inputs took.
+_SELECTING = {"torch-where", "loop-exit"}
+
+# The rules write their own selections with this marker, spelled out twice: ``torch.where`` in
+# the text that is written, ``__dynamo_lens_where__`` in the text whose selections verification
+# checks (worker/selections.py); a ``torch.where`` of the user's, inside an arm, is neither.
+SELECT = "\x00select"
+SELECT_CHECKED = "__dynamo_lens_where__"
 
 # What a rewrite can be for: a graph break, a frame torch then runs eagerly (a break in a
 # loop makes torch skip the whole frame: the break's line is still the cause), a recompile.
@@ -56,14 +68,41 @@ class Rewrite:
     # rewrite of statements apart from each other keeps what lies between them, and a break
     # there is the same break, moved.
     kept: tuple[tuple[int, int], ...] = ()
-    # The line of the ``if`` (or ``assert``) whose test picks the path the original takes, for
-    # a rewrite that evaluates what the original skipped (a selection, a loop run to its end):
-    # verification then runs inputs that take each path. 0: the rewrite takes no path away.
+    # The line of the ``if`` (or ``assert``) whose test picks the path the original takes:
+    # verification runs inputs that take each path. 0: no branch is rewritten.
     branch: int = 0
+    # ``text`` with the rule's own selections spelled ``SELECT_CHECKED`` ("" without any).
+    checked: str = ""
+    # Attributes (``self.<name>``) the rewrite stops compiled calls from storing, as its title
+    # says (a timer's reading): their state is not compared for compiled runs.
+    skips: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # From the worker's protocol the pairs come back as lists.
         object.__setattr__(self, "kept", tuple((int(a), int(b)) for a, b in self.kept))
+        object.__setattr__(self, "skips", tuple(self.skips))
+
+    @property
+    def selects(self) -> bool:
+        """Whether the rewrite evaluates what the original skipped: only then are equal outputs
+        on the example's path not enough ("equal on the example only")."""
+        return self.rule in _SELECTING
+
+    @classmethod
+    def selecting(
+        cls, rule: str, title: str, path: str, start: int, end: int, marked: str, **kw: object
+    ) -> Rewrite:
+        """A rewrite whose ``marked`` text writes the rule's selections as ``SELECT``."""
+        return cls(
+            rule,
+            title,
+            path,
+            start,
+            end,
+            marked.replace(SELECT, "torch.where"),
+            checked=marked.replace(SELECT, SELECT_CHECKED),
+            **kw,  # type: ignore[arg-type]
+        )
 
     @property
     def module_wide(self) -> bool:
@@ -138,15 +177,32 @@ def lines_of(source: str, node: ast.stmt) -> list[str]:
     return lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
 
 
-def eager_only(body: list[str]) -> str:
-    """The statement's lines ``body`` run only in eager: under ``if not
-    torch.compiler.is_compiling():``, which torch's tracing takes as false."""
+def eager_only(source: str, node: ast.stmt) -> str:
+    """The statement ``node`` run only in eager: under ``if not
+    torch.compiler.is_compiling():``, which torch's tracing takes as false. Its lines move one
+    level in, but for those inside a string that spans lines (their text is the string's)."""
+    body = lines_of(source, node)
+    inside = string_interiors(node)
     first = body[0]
     indent = first[: len(first) - len(first.lstrip())]
     step = indent_step(indent)
     return f"{indent}if not torch.compiler.is_compiling():\n" + "".join(
-        (step + ln if ln.strip() else ln) for ln in body
+        (step + ln if ln.strip() and node.lineno + i not in inside else ln)
+        for i, ln in enumerate(body)
     )
+
+
+def string_interiors(node: ast.AST) -> set[int]:
+    """The lines under ``node`` that begin inside a string literal (a triple-quoted string's
+    second line and after)."""
+    out: set[int] = set()
+    for n in ast.walk(node):
+        text = isinstance(n, ast.JoinedStr) or (
+            isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))
+        )
+        if text and (n.end_lineno or n.lineno) > n.lineno:  # type: ignore[attr-defined]
+            out.update(range(n.lineno + 1, (n.end_lineno or n.lineno) + 1))  # type: ignore[attr-defined]
+    return out
 
 
 def indent_step(indent: str) -> str:
@@ -231,3 +287,33 @@ def names(nodes: list[ast.stmt], ctx: type) -> set[str]:
 
 def parameters(fn: ast.FunctionDef) -> set[str]:
     return {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+
+
+def with_comments(source: str, rw: Rewrite) -> Rewrite:
+    """``rw`` keeping the comments of the lines it replaces: one its text does not carry
+    (``# TODO(alice): ...`` inside a branch that became a selection) goes on a line of its own
+    above the new text, at the indentation of the first line replaced."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return rw
+    kept = {old for old, _ in rw.kept}
+    lost = [
+        t.string
+        for t in tokens
+        if t.type == tokenize.COMMENT
+        and rw.start <= t.start[0] <= rw.end
+        and t.start[0] not in kept
+        and t.string not in rw.text
+    ]
+    if not lost:
+        return rw
+    first = source_lines(source)[rw.start - 1]
+    indent = first[: len(first) - len(first.lstrip())]
+    above = "".join(f"{indent}{c}\n" for c in lost)
+    return dataclasses.replace(
+        rw,
+        text=above + rw.text,
+        checked=above + rw.checked if rw.checked else "",
+        kept=tuple((old, new + len(lost)) for old, new in rw.kept),
+    )

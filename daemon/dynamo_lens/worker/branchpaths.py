@@ -60,6 +60,10 @@ class Outcome:
     tests: list[bool]  # each evaluation of the branch's test, in order
     raised: bool  # the original raised on it (a check that failed)
     state: dict[str, Any] | None = None  # other weights to run with (modelstate.save's form)
+    seed: int = 0  # the seed both versions run with (a branch on a random draw)
+    # Also called compiled, in the series whose recompiles are counted: not another size,
+    # dtype or mode (torch recompiles for those, and the original may not compile at all).
+    compiled: bool = True
 
 
 @dataclass
@@ -125,7 +129,7 @@ def _variations(call: Call) -> Iterator[tuple[str, Call]]:
     yield each("ones", floats(torch.ones_like))
     yield each("absolute", floats(torch.abs))
     yield each("negative absolute", floats(lambda t: -t.abs()))
-    for k in (1e-3, 1e3, -1e3, 1e5, -1e5):
+    for k in (1e-3, 1e3, -1e3, 1e5, -1e5, 1e38):
         yield each(f"scaled by {k:g}", floats(functools.partial(torch.mul, other=k)))
     yield each("a NaN", floats(poke(float("nan"))))
     yield each("an Inf", floats(poke(float("inf"))))
@@ -146,34 +150,69 @@ def _state_variations(state: dict[str, Any]) -> Iterator[tuple[str, dict[str, An
 
         return how, {k: v if "\0" in k else tree_map(g, v) for k, v in state.items()}
 
-    yield each("weights absolute", torch.abs)
+    yield each("weights absolute", torch.abs)  # first: tiers() pairs it with huge inputs too
     yield each("weights negated", torch.neg)
     yield each("weights negative absolute", lambda t: -t.abs())
     yield each("weights zeros", torch.zeros_like)
     yield each("weights scaled by 1e3", functools.partial(torch.mul, other=1e3))
 
 
+def _structural(call: Call) -> Iterator[tuple[str, Call, dict[str, Any] | None]]:
+    """The example's call with its batch doubled (every tensor of one dimension or more, with
+    the values negated in the second half), and its floating inputs as float64."""
+
+    def batch(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor) or t.dim() == 0:
+            return t
+        with torch.no_grad():
+            other = -t if t.is_floating_point() else t
+            out = torch.cat([t.detach(), other.detach()], 0)
+        return out.requires_grad_(t.requires_grad) if out.is_floating_point() else out
+
+    def wide(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            return t
+        return t.detach().to(torch.float64).requires_grad_(t.requires_grad)
+
+    yield "batch doubled", Call(tree_map(batch, call.args), tree_map(batch, call.kwargs)), None
+    yield "as float64", Call(tree_map(wide, call.args), tree_map(wide, call.kwargs)), None
+
+
+def training(state: dict[str, Any]) -> dict[str, Any] | None:
+    """``state`` with every submodule in training mode, where some was in eval; else None."""
+    attributes = [v for k, v in state.items() if "\0" in k]
+    if not any(a.get("training") is False for v in attributes for a in v.values()):
+        return None
+    return {
+        k: ({sub: {**a, "training": True} for sub, a in v.items()} if "\0" in k else v)
+        for k, v in state.items()
+    }
+
+
 def cover(
-    run: Callable[[Call, dict[str, Any] | None], None],
+    run: Callable[[Call, dict[str, Any] | None, int], None],
     calls: list[Call],
     probe: _Probe,
     state: dict[str, Any],
     *,
     loop: bool,
+    thorough: bool = True,
 ) -> Coverage:
     """Runs the probed original (``run``) on the example's calls, then on variations of their
-    inputs, then of the target's weights (with the inputs as given, made absolute, negated),
-    until the calls together take each path; the variations that showed a path, kept."""
+    inputs, and, ``thorough``, of the seed (a branch on a random draw), then of the target's
+    weights (with the inputs as given, made absolute, negated, and for absolute weights
+    absolute and huge: an overflow to Inf), until the calls together take each path; the
+    variations that showed a path, kept."""
     seen: set[str] = set()
 
-    def once(call: Call, how: str, weights: dict[str, Any] | None = None) -> Outcome:
+    def once(call: Call, how: str, weights: dict[str, Any] | None = None, seed: int = 0) -> Outcome:
         probe.seen.clear()
         raised = False
         try:
-            run(call, weights)
+            run(call, weights, seed)
         except Exception:  # the original raising is a path too (a check that failed)
             raised = True
-        return Outcome(call, how, list(probe.seen), raised, weights)
+        return Outcome(call, how, list(probe.seen), raised, weights, seed)
 
     for call in calls:
         seen |= _kinds(once(call, "example"), loop)
@@ -183,33 +222,60 @@ def cover(
         cov.detail = "the example's calls never reach the branch"
         return cov
 
-    def tiers() -> Iterator[tuple[str, Call, dict[str, Any] | None]]:
+    def tiers() -> Iterator[tuple[str, Call, dict[str, Any] | None, int]]:
         for call in calls:
             for how, variant in _variations(call):
-                yield how, variant, None
+                yield how, variant, None, 0
+        if not thorough:  # the claim does not rest on it (an assert kept in the graph)
+            return
+        for seed in range(1, 7):
+            yield f"seed {seed}", calls[0], None, seed
         inputs = dict(_variations(calls[0]))
+        huge = dict(_variations(inputs["absolute"]))["scaled by 1e+38"]
         for how, weights in _state_variations(state):
             for with_inputs, call in (
                 ("", calls[0]),
                 (", inputs absolute", inputs["absolute"]),
                 (", inputs negated", inputs["negated"]),
+                *([(", inputs absolute and huge", huge)] if how == "weights absolute" else []),
             ):
-                yield how + with_inputs, call, weights
+                yield how + with_inputs, call, weights, 0
 
     started = time.monotonic()
     kept: Counter[str] = Counter()  # variations kept, by the path they took
-    for how, variant, weights in tiers():
-        if all(kept[k] for k in want) or cov.tried >= MAX_CANDIDATES * len(calls) + 15:
+    for how, variant, weights, seed in tiers():
+        if all(kept[k] for k in want) or cov.tried >= MAX_CANDIDATES * len(calls) + 25:
             break  # a variation on each path (the example's too: other values, same path)
         if time.monotonic() - started > BUDGET_SECONDS:
             break
         cov.tried += 1
-        o = once(variant, how, weights)
+        o = once(variant, how, weights, seed)
         kinds = _kinds(o, loop) & want
         if any(not kept[k] for k in kinds):
             cov.extra.append(o)
             kept.update(kinds)
         seen |= kinds
+    if thorough:
+        # Whatever path they take: other sizes, dtypes and training mode, where the original
+        # runs on them (arms of one shape only at the example's size, an arm that draws
+        # random numbers only in training).
+        twins = [Outcome(c, "example", [], False) for c in calls] + list(cov.extra)
+        for how, variant, weights in _structural(calls[0]):
+            o = once(variant, how, weights)
+            if not o.raised:
+                cov.tried += 1
+                o.compiled = False
+                cov.extra.append(o)
+        # Each path again with the target in training mode (a dropout in an arm draws only
+        # there: the rewrite would draw on the path the original skips).
+        for o in twins:
+            trained = training(o.state or state)
+            if trained is not None:
+                t = once(o.call, f"{o.how}, training mode", trained, o.seed)
+                if not t.raised:
+                    cov.tried += 1
+                    t.compiled = False
+                    cov.extra.append(t)
     cov.both = seen >= want
     if not cov.both:
         missing = " or ".join(sorted(want - seen))

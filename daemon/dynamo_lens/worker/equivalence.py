@@ -105,6 +105,11 @@ def compare(
                         str(e.dtype).replace("torch.", ""),
                     )
                 )
+        elif isinstance(a, torch.Tensor) != isinstance(e, torch.Tensor):
+            # A tensor where a Python value was (a loop counter that became tensor(3)): they
+            # compare equal, but ``json.dumps`` or an ``int`` check tells them apart.
+            ta, te = type(a).__name__, type(e).__name__
+            diffs.append(Difference(where, f"a {ta} ({a!r:.40}) where it was a {te} ({e!r:.40})"))
         elif _by_identity(a, e):
             # Two objects whose class compares by identity (a transformers ``DynamicCache``)
             # are always "different": compare what they hold instead.
@@ -118,11 +123,21 @@ def compare(
                     label=where,
                     depth=depth + 1,
                 )
-        elif a != e and not (
-            isinstance(a, float) and isinstance(e, float) and math.isclose(a, e, rel_tol=1e-6)
-        ):
+        elif not _same_value(a, e, exact=rtol == 0 and atol == 0):
             diffs.append(Difference(where, f"{a!r:.60} vs eager {e!r:.60}"))
     return diffs
+
+
+def _same_value(a: Any, e: Any, *, exact: bool) -> bool:
+    """Two non-tensor leaves: of one type and equal (floats within 1e-6 unless ``exact``; NaN
+    equals NaN, as ``equal_nan`` does for tensors)."""
+    if isinstance(a, float) and isinstance(e, float):
+        if math.isnan(a) and math.isnan(e):
+            return True
+        return a == e if exact else math.isclose(a, e, rel_tol=1e-6)
+    if exact and type(a) is not type(e):
+        return False
+    return bool(a == e)
 
 
 # How deep compare() looks into objects that compare by identity; below that, two objects of one

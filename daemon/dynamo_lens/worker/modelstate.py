@@ -6,9 +6,8 @@ an original and its rewrite) start from the same state."""
 from __future__ import annotations
 
 import copy
-import ctypes
-import hashlib
 import inspect
+import types
 from typing import Any
 
 import torch
@@ -32,17 +31,43 @@ _PLAIN = (int, float, bool, str, type(None))
 _TORCH_MARKS = ("_is_torch_compile", "_torchdynamo", "_dynamo", "_compiled_call_impl")
 
 
+# A module's own bookkeeping (its parameters, buffers, children and hooks), not the user's
+# state; whether it trains is.
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module())) - {"training"}
+
+
 def _attributes(m: torch.nn.Module) -> dict[str, dict[str, Any]]:
-    """Each submodule's plain Python attributes (a step counter, a cached length): state a
-    forward may change that ``state_dict`` does not hold."""
-    return {
-        name: {
-            k: v
-            for k, v in sub.__dict__.items()
-            if type(v) in _PLAIN and not k.startswith(_TORCH_MARKS)
-        }
-        for name, sub in m.named_modules()
-    }
+    """Each submodule's own Python attributes: plain values (a step counter, a cached length)
+    and copies of the containers and plain objects it holds (a history a forward appends to,
+    a metrics object it records into): state a forward may change that ``state_dict`` does
+    not hold. What cannot be copied (a lock, a file) is left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, sub in m.named_modules():
+        kept: dict[str, Any] = {}
+        for k, v in sub.__dict__.items():
+            if k in _MODULE_INTERNALS or k.startswith(_TORCH_MARKS):
+                continue
+            if type(v) in _PLAIN:
+                kept[k] = v
+            elif _held(v):
+                try:
+                    kept[k] = copy.deepcopy(v)
+                except Exception:  # not copyable: not compared, not put back
+                    continue
+        out[name] = kept
+    return out
+
+
+def _held(v: Any) -> bool:
+    """A container, a tensor kept as a plain attribute, or an object of the user's (not a
+    module, a function or a class)."""
+    if isinstance(v, (list, dict, set, tuple, torch.Tensor)):
+        return True
+    return (
+        hasattr(v, "__dict__")
+        and not callable(v)
+        and not isinstance(v, (torch.nn.Module, type, types.ModuleType))
+    )
 
 
 def save(fn: Any, *, parameters: bool = True) -> dict[str, Any]:
@@ -70,49 +95,10 @@ def load(fn: Any, state: dict[str, Any]) -> None:
                 v.load_state_dict(state[k], strict=False)  # strict: a state without weights
             attributes = state.get(f"{k}\0attributes", {})
             for name, sub in v.named_modules():
-                sub.__dict__.update(attributes.get(name, {}))
-
-
-def fingerprint(fn: Any) -> dict[str, str]:
-    """What ``fn``'s state holds now, by name, as digests (bitwise, without a copy of the
-    weights): every tensor of its modules' and optimizers' state, their plain attributes, and
-    torch's CPU random generator. Two runs that must leave the same state compare these."""
-    out: dict[str, str] = {"rng": _digest(torch.get_rng_state())}
-    for k, v in _stateful(fn).items():
-        for name, t in _tensors(v.state_dict()):
-            out[f"{k}.{name}" if k else name] = _digest(t)
-        if isinstance(v, torch.nn.Module):
-            for name, attrs in _attributes(v).items():
-                for a, value in sorted(attrs.items()):
-                    out[f"{k}.{name}:{a}" if k else f"{name}:{a}"] = repr(value)
-    return out
-
-
-def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """The names whose state differs between two fingerprints (one has it, the other not
-    included)."""
-    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-
-
-def _tensors(tree: Any, prefix: str = "") -> list[tuple[str, torch.Tensor]]:
-    if isinstance(tree, torch.Tensor):
-        return [(prefix, tree)]
-    if isinstance(tree, dict):
-        return [
-            p for k, v in tree.items() for p in _tensors(v, f"{prefix}.{k}" if prefix else str(k))
-        ]
-    if isinstance(tree, (list, tuple)):
-        return [p for i, v in enumerate(tree) for p in _tensors(v, f"{prefix}[{i}]")]
-    return []
-
-
-def _digest(t: torch.Tensor) -> str:
-    t = t.detach()
-    if t.device.type != "cpu":
-        t = t.cpu()
-    # The tensor's bytes without numpy (a user's interpreter need not have it): a contiguous
-    # copy, read by address.
-    flat = t.contiguous().reshape(-1).clone()
-    nbytes = flat.numel() * flat.element_size()
-    data = ctypes.string_at(flat.data_ptr(), nbytes) if nbytes else b""
-    return f"{t.dtype}{list(t.shape)}:" + hashlib.sha256(data).hexdigest()
+                # A copy each time: the runs that start from it must not share a list.
+                sub.__dict__.update(
+                    {
+                        a: value if type(value) in _PLAIN else copy.deepcopy(value)
+                        for a, value in attributes.get(name, {}).items()
+                    }
+                )

@@ -1,34 +1,46 @@
-"""Whether a rewrite's ``torch.where`` selects between arms of one shape and dtype, as the
-original's branch chose between them. ``torch.where`` broadcasts and promotes: an arm of another
-shape (``h.mean(dim=0)`` against ``h``) or dtype would change the output's, and a condition of
-more than one element, which the original's ``if`` refuses, would select element by element.
+"""Whether a rewrite's selections choose between arms of one shape and dtype, as the original's
+branch chose between them. ``torch.where`` broadcasts and promotes: an arm of another shape
+(``h.mean(dim=0)`` against ``h``) or dtype would change the output's, and a condition of more
+than one element, which the original's ``if`` refuses, would select element by element.
 
-Two checks, on the rewritten lines only:
-- :func:`symbolic`: the rewrite traced by Dynamo with dynamic shapes; each selection's arms, as
-  fake tensors whose sizes are symbols, must have the same shape expressions and dtype: equal for
-  every input size, not just the example's;
-- :func:`checked`: while open, every ``torch.where`` the rewritten lines call is checked on the
-  real tensors (the example and the inputs that take each path).
+The rules write their own selections as ``__dynamo_lens_where__`` in ``Rewrite.checked`` (a
+``torch.where`` of the user's inside an arm is not theirs to check). That text runs twice:
+- :func:`symbolic`: traced by Dynamo with dynamic shapes; each selection's arms, as fake tensors
+  whose sizes are symbols, must have the same shape expressions and dtype: equal for every
+  input size, not just the example's;
+- under :func:`checking`: in eager, on every input compared, each selection is checked on the
+  real tensors.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
-import os
+import dataclasses
 import re
-import sys
+import types
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from .usercode import Call
+from ..fixes.rewrite import SELECT_CHECKED, Rewrite
+from ..texts.locate import Workspace
+from . import modelstate
+from .shadow import import_shadowed, shadowed
+from .usercode import Call, Target
+from .verifyruns import Run, clone, run_eager
 
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\w+)')
 
 
 def _sizes(t: torch.Tensor) -> list[Any]:
     return list(t.shape)
+
+
+def _symbols(t: torch.Tensor) -> list[str]:
+    return [str(s) for s in t.shape]
 
 
 def _mismatch(
@@ -52,43 +64,41 @@ def _mismatch(
     return None
 
 
-def _in(filename: str, lineno: int, path: str, lines: range) -> bool:
-    return lineno in lines and os.path.realpath(filename) == path
+def _select(cond: Any, a: Any, b: Any) -> Any:
+    """A rule's selection while Dynamo traces: ``torch.where``, from a frame of its own."""
+    return torch.where(cond, a, b)
 
 
 @contextlib.contextmanager
-def checked(path: str, lines: range) -> Iterator[list[str]]:
-    """While open, each ``torch.where(c, a, b)`` called from ``lines`` of ``path`` is checked;
-    what failed is added to the list yielded."""
-    problems: list[str] = []
-    real = torch.where
-    path = os.path.realpath(path)
-
-    def where(*args: Any, **kwargs: Any) -> Any:
-        if len(args) == 3 and not kwargs:
-            caller = sys._getframe(1)
-            if _in(caller.f_code.co_filename, caller.f_lineno, path, lines):
-                problem = _mismatch(args[0], args[1], args[2])
-                if problem and len(problems) < 5:
-                    problems.append(f"line {caller.f_lineno}: {problem}")
-        return real(*args, **kwargs)
-
-    torch.where = where
+def _bound(fn: Callable[..., Any]) -> Iterator[None]:
+    setattr(builtins, SELECT_CHECKED, fn)
     try:
-        yield problems
+        yield
     finally:
-        torch.where = real
+        with contextlib.suppress(AttributeError):
+            delattr(builtins, SELECT_CHECKED)
 
 
-def _symbols(t: torch.Tensor) -> list[str]:
-    return [str(s) for s in t.shape]
+@contextlib.contextmanager
+def checking() -> Iterator[list[str]]:
+    """While open, the checked text's selections are checked as they run; what failed is
+    added to the list yielded."""
+    problems: list[str] = []
+
+    def select(cond: Any, a: Any, b: Any) -> Any:
+        problem = _mismatch(cond, a, b)
+        if problem and problem not in problems and len(problems) < 5:
+            problems.append(problem)
+        return torch.where(cond, a, b)
+
+    with _bound(select):
+        yield problems
 
 
-def symbolic(fn: Any, call: Call, path: str, lines: range) -> list[str]:
-    """The selections on ``lines`` of ``path`` as Dynamo traces ``fn`` with dynamic shapes:
-    what makes one differ from its branch for some input size. Nothing traced (the rewrite
-    still breaks there) is nothing found: the real-tensor check still runs."""
-    path = os.path.realpath(path)
+def symbolic(fn: Any, call: Call) -> list[str]:
+    """The checked text's selections as Dynamo traces ``fn`` with dynamic shapes: what makes
+    one differ from its branch for some input size. Nothing traced (the rewrite still breaks
+    there) is nothing found: the real-tensor check still runs."""
     problems: list[str] = []
 
     def backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
@@ -96,20 +106,51 @@ def symbolic(fn: Any, call: Call, path: str, lines: range) -> list[str]:
             if node.op != "call_function" or node.target is not torch.where or len(node.args) != 3:
                 continue
             frames = _FRAME.findall(str(node.meta.get("stack_trace") or ""))
-            if not frames or not _in(frames[-1][0], int(frames[-1][1]), path, lines):
-                continue
+            if not frames or frames[-1][2] != _select.__name__:
+                continue  # a torch.where of the user's, inside an arm
             vals = [
                 a.meta.get("example_value") if isinstance(a, torch.fx.Node) else a
                 for a in node.args
             ]
             problem = _mismatch(vals[0], vals[1], vals[2], shape=_symbols)
             if problem:
-                problems.append(f"line {frames[-1][1]}: {problem} (for some input sizes)")
+                problems.append(f"{problem} (for some input sizes)")
         return gm.forward
 
     torch._dynamo.reset()
     try:
-        torch.compile(fn, backend=backend, dynamic=True)(*call.args, **call.kwargs)
+        with _bound(_select):
+            torch.compile(fn, backend=backend, dynamic=True)(*call.args, **call.kwargs)
     finally:
         torch._dynamo.reset()
     return problems
+
+
+def arms(
+    path: Path,
+    edited: Path,
+    source: str,
+    rewrite: Rewrite,
+    pick: Callable[[types.ModuleType], Target],
+    ws: Workspace,
+    runs: list[Run],
+    grads: bool,
+) -> list[str]:
+    """What makes one of ``rewrite``'s own selections differ from the branch it replaced: its
+    checked text imported from a shadow, traced symbolically on the first input, then run in
+    eager on each of ``runs``' inputs (the example's and those that take each path)."""
+    if not rewrite.checked:
+        return []
+    text = dataclasses.replace(rewrite, text=rewrite.checked).apply(source)
+    with shadowed(edited, text, ws):
+        t = pick(import_shadowed(path, edited, ws))
+        first = runs[0]
+        modelstate.load(t.fn, first.start or {})
+        try:
+            problems = symbolic(t.fn, clone(first.call))
+        except Exception:  # Dynamo cannot trace it with dynamic shapes: no finding about it
+            problems = []
+        with checking() as seen:
+            for r in runs:
+                run_eager(t, r.call, r.how, grads, r.start or {}, may_raise=True, seed=r.seed)
+    return problems + [p for p in seen if p not in problems]

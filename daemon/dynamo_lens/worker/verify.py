@@ -51,6 +51,8 @@ from ..texts.locate import Workspace
 from . import lastcheck, modelstate, recompiles, selections, torchcompat
 from .breaks import anchor_of, collect_sites, find_breaks, to_finding
 from .equivalence import compare, forward_and_grads, trains
+from .fingerprint import attribute_of, fingerprint
+from .fingerprint import changed as fingerprints_differ
 from .shadow import import_shadowed, shadowed
 from .tracecapture import GraphBreakLog
 from .usercode import Call, Target, import_file, purge_workspace_modules
@@ -126,6 +128,7 @@ def _at_site(f: Finding, site: tuple[str, int, str], rewrite: Rewrite) -> bool:
 class _Series:
     outs: list[tuple[Any, dict[str, torch.Tensor]]]  # each call's outputs and gradients
     state: dict[str, Any]  # buffers and plain attributes after the first call
+    coarse: dict[str, str]  # its fingerprint without floating values
     recompiles: int  # frames torch compiled again
     breaks: list[Finding]  # every break torch logged over the calls
 
@@ -140,7 +143,7 @@ class _Series:
 
 def _compiled_series(
     t: Target,
-    series: list[tuple[Call, dict[str, Any] | None]],
+    series: list[tuple[Call, dict[str, Any] | None, int]],
     backend: Any,
     grads: bool,
     ws: Workspace,
@@ -156,20 +159,24 @@ def _compiled_series(
     compiled = torch.compile(t.fn, backend=backend)
     outs: list[tuple[Any, dict[str, torch.Tensor]]] = []
     state: dict[str, Any] = {}
+    coarse: dict[str, str] = {}
     with GraphBreakLog() as cap:
-        for call, start in series:
+        for call, start, seed in series:
             if start is not None:  # an input that takes a path from its own weights
                 modelstate.load(t.fn, start)
-            torch.manual_seed(0)
-            outs.append(forward_and_grads(compiled, clone(call), grads, params_of=t.fn))
-            state = state or modelstate.save(t.fn, parameters=False)
+            torch.manual_seed(seed)
+            given = clone(call)
+            outs.append(forward_and_grads(compiled, given, grads, params_of=t.fn))
+            if not state:
+                state = modelstate.save(t.fn, parameters=False)
+                coarse = fingerprint(t.fn, given, values=False)
     seen = Counter(
         (str(m.get("co_filename")), str(m.get("co_firstlineno")), str(m.get("co_name")))
         for m in torchcompat.compilation_metrics()
     )
     found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
     torch._dynamo.reset()
-    return _Series(outs, state, sum(n - 1 for n in seen.values()), found)
+    return _Series(outs, state, coarse, sum(n - 1 for n in seen.values()), found)
 
 
 def _recompile_gone(
@@ -278,6 +285,7 @@ def verify(
         for i, c in enumerate(calls)
     ]
     extra: list[Run] = []
+    compiled_too: set[int] = set()
     if rewrite.branch:
         cov = cover(
             path,
@@ -289,13 +297,17 @@ def verify(
             state,
             calls,
             loop=rewrite.rule == "loop-exit",
+            thorough=rewrite.selects,
         )
-        v.paths = "both" if cov.both else "example"
+        # An assert kept in the graph takes no path away: the inputs that fail it are compared
+        # (both must raise), but none is needed for the claim.
+        v.paths = ("both" if cov.both else "example") if rewrite.selects else ""
         v.paths_detail = cov.detail
         extra = [
-            run_eager(original, o.call, o.how, grads, o.state or state, may_raise=True)
+            run_eager(original, o.call, o.how, grads, o.state or state, may_raise=True, seed=o.seed)
             for o in cov.extra
         ]
+        compiled_too = {id(r) for r, o in zip(extra, cov.extra, strict=True) if o.compiled}
     v.inputs = len(calls) + len(extra)
     # The raw findings, as ``after`` below (not the check's reported ones: filtered, merged):
     # those the check just traced when this original is the one it traced, else traced now.
@@ -310,14 +322,18 @@ def verify(
     if found0 is None:
         found0 = find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
     before = _break_keys(found0)
-    series: list[tuple[Call, dict[str, Any] | None]] = [
-        (c, None) for c in (calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:])
+    series: list[tuple[Call, dict[str, Any] | None, int]] = [
+        (c, None, 0) for c in (calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:])
     ]
     rc_how = recompile_check or RecompileCheck(None, 8, 4)
     for_recompile = site[2] == RECOMPILE_SITE
     if for_recompile:
         modelstate.load(original.fn, state)
         recompiled0 = _recompile_lines(original, ws, rc_how, label, anchor0)
+
+    originals = [*eager0, *extra]
+    # The rule's own selections, checked in a text of their own (selections.py).
+    problems = selections.arms(path, edited, source, rewrite, pick, ws, originals, grads)
 
     with shadowed(edited, rewrite.apply(source), ws):
         fixed = pick(import_shadowed(path, edited, ws))
@@ -338,17 +354,14 @@ def verify(
         detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(added)[:3])
         if not v.add("no new break", not added, detail):
             return v
-        originals = [*eager0, *extra]
-        lines = range(rewrite.start, rewrite.start + rewrite.text.count("\n"))
-        selects = "torch.where" in rewrite.text
-        problems = _symbolic(fixed, calls[0], state, edited, lines) if selects else []
-        with selections.checked(str(edited), lines) as seen:
-            runs = [
-                run_eager(fixed, r.call, r.how, grads, r.start or state, may_raise=bool(r.raised))
-                for r in originals
-            ]
-        if selects and not v.add("arms match", not (problems + seen), (problems + seen + [""])[0]):
+        if rewrite.checked and not v.add("arms match", not problems, next(iter(problems), "")):
             return v
+        runs = [
+            run_eager(
+                fixed, r.call, r.how, grads, r.start or state, may_raise=bool(r.raised), seed=r.seed
+            )
+            for r in originals
+        ]
         diffs = [
             d
             for r1, r0 in zip(runs, originals, strict=True)
@@ -366,12 +379,11 @@ def verify(
         ]
         if not v.add("same state", not left, left[0] if left else ""):
             return v
-        series = [*series, *((r.call, r.start) for r in extra if not r.raised)]
+        paths = [r for r in extra if not r.raised and id(r) in compiled_too]
+        series = [*series, *((r.call, r.start, r.seed) for r in paths)]
         modelstate.load(fixed.fn, state)
         fixed_series = _compiled_series(fixed, series, backend, grads, ws, label, anchor1)
-        diffs_c = _compiled_differences(
-            fixed_series, eager0[0], [r for r in extra if not r.raised], grads, noise
-        )
+        diffs_c = _compiled_differences(fixed_series, eager0[0], paths, grads, noise, rewrite)
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v
     # Later calls: the site must not break again, and no other break may appear that the
@@ -404,18 +416,6 @@ def verify(
     return v
 
 
-def _symbolic(
-    t: Target, call: Call, state: dict[str, Any], edited: Path, lines: range
-) -> list[str]:
-    """selections.symbolic, where Dynamo can trace the rewrite with dynamic shapes at all (a
-    failure there is no finding about the selection: the real-tensor check still runs)."""
-    modelstate.load(t.fn, state)
-    try:
-        return selections.symbolic(t.fn, clone(call), str(edited), lines)
-    except Exception:
-        return []
-
-
 def _noise(original: Target, grads: bool) -> Callable[[Run], set[str]]:
     """What differs between two eager runs of the original from the same state and seed (a
     timer's reading kept in an attribute): no difference a rewrite could be blamed for. Run
@@ -424,27 +424,47 @@ def _noise(original: Target, grads: bool) -> Callable[[Run], set[str]]:
 
     def of(r: Run) -> set[str]:
         if id(r) not in known:
-            again = run_eager(original, r.call, r.how, grads, r.start or {}, may_raise=True)
-            known[id(r)] = set(modelstate.changed(again.state, r.state))
+            again = run_eager(
+                original, r.call, r.how, grads, r.start or {}, may_raise=True, seed=r.seed
+            )
+            known[id(r)] = set(fingerprints_differ(again.state, r.state))
         return known[id(r)]
 
     return of
 
 
 def _compiled_differences(
-    s: _Series, first: Run, extra: list[Run], grads: bool, noise: Callable[[Run], set[str]]
+    s: _Series,
+    first: Run,
+    extra: list[Run],
+    grads: bool,
+    noise: Callable[[Run], set[str]],
+    rewrite: Rewrite,
 ) -> list[str]:
     """The compiled rewrite against the original in eager, within tolerance: the first call's
-    outputs, gradients and the state it left (a side effect a guard now skips), and the
-    outputs on the inputs that take each path (the last calls of the series)."""
+    outputs, gradients and the state it left (a side effect a guard now skips; not what the
+    rewrite says compiled calls skip, ``Rewrite.skips``), and the outputs on the inputs that
+    take each path (the last calls of the series)."""
     diffs = compare(s.out, first.out, rtol=None, atol=None, grad=False, label="output")
     if grads:
         diffs += compare(s.grads, first.grads, rtol=None, atol=None, grad=True, label="grad")
-    state, expected = s.state, first.buffers
+    state, expected = (
+        without(s.state, set(), rewrite.skips),
+        without(first.buffers, set(), rewrite.skips),
+    )
     if compare(state, expected, rtol=None, atol=None, grad=False, label="state"):
         state, expected = without(state, noise(first)), without(expected, noise(first))
     diffs += compare(state, expected, rtol=None, atol=None, grad=False, label="state")
     out = [f"{d.where}: {d.detail}" for d in diffs]
+    # What a compiled call left beyond the floats (a list it records into, a global counter),
+    # but for what differs between the original's own runs and what the rewrite says it skips.
+    moved = [
+        k
+        for k in fingerprints_differ(s.coarse, first.coarse)
+        if k != "rng" and k not in noise(first) and attribute_of(k) not in rewrite.skips
+    ]
+    if moved:
+        out.append(f"state: the compiled rewrite leaves other state in {', '.join(moved[:3])}")
     for (out_c, g_c), r in zip(s.outs[len(s.outs) - len(extra) :], extra, strict=True):
         d2 = compare(out_c, r.out, rtol=None, atol=None, grad=False, label="output")
         if grads:

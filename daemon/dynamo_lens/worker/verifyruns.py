@@ -20,6 +20,8 @@ from ..texts.errors import safe_str
 from ..texts.locate import Workspace
 from . import branchpaths, modelstate
 from .equivalence import compare, forward_and_grads
+from .fingerprint import changed as fingerprints_differ
+from .fingerprint import fingerprint
 from .shadow import import_shadowed, shadowed
 from .usercode import Call, Target, eager_of
 
@@ -39,12 +41,16 @@ class Run:
 
     call: Call
     how: str  # "example", or the variation that took a path
-    start: dict[str, Any] | None = None  # the state it ran from, where not the example's
+    start: dict[str, Any] | None = None  # the state it ran from
+    seed: int = 0  # and the seed
     out: Any = None
     grads: dict[str, torch.Tensor] = field(default_factory=dict)
     raised: str = ""  # the exception, in words, where it raised
-    state: dict[str, str] = field(default_factory=dict)  # modelstate.fingerprint after it
-    buffers: dict[str, Any] = field(default_factory=dict)  # with ``keep``: buffers, attributes
+    state: dict[str, str] = field(default_factory=dict)  # fingerprint.fingerprint after it
+    # With ``keep``: the buffers and attributes it left, and its fingerprint without floating
+    # values (what a compiled run is compared on, the floats within tolerance).
+    buffers: dict[str, Any] = field(default_factory=dict)
+    coarse: dict[str, str] = field(default_factory=dict)
 
 
 def run_eager(
@@ -56,23 +62,26 @@ def run_eager(
     *,
     may_raise: bool,
     keep: bool = False,
+    seed: int = 0,
 ) -> Run:
     """``t`` called eagerly on ``call`` from ``state`` and seed 0. An exception propagates
     unless ``may_raise`` (an input chosen for a failing check: raising is its path). With
     ``keep``, a copy of the buffers and attributes it left (to compare a compiled run's with,
     within tolerance)."""
     modelstate.load(t.fn, state)
-    torch.manual_seed(0)
-    r = Run(call, how, state)
+    torch.manual_seed(seed)
+    r = Run(call, how, state, seed)
+    given = clone(call)
     try:
-        r.out, r.grads = forward_and_grads(eager_of(t.fn), clone(call), grads, t.fn)
+        r.out, r.grads = forward_and_grads(eager_of(t.fn), given, grads, t.fn)
     except Exception as exc:
         if not may_raise:
             raise
         r.raised = f"{type(exc).__name__}: {safe_str(exc)[:120]}"
-    r.state = modelstate.fingerprint(t.fn)
+    r.state = fingerprint(t.fn, given)
     if keep:
         r.buffers = modelstate.save(t.fn, parameters=False)
+        r.coarse = fingerprint(t.fn, given, values=False)
     return r
 
 
@@ -88,6 +97,15 @@ def differences(fixed: Run, original: Run, *, exact: bool, grads: bool) -> list[
         ]
     rtol, atol = (0.0, 0.0) if exact else (None, None)
     diffs = compare(fixed.out, original.out, rtol=rtol, atol=atol, grad=False, label="output")
+    if grads and fixed.grads.keys() != original.grads.keys():
+        # A gradient where the original has none (None, not zeros: an optimizer with weight
+        # decay or momentum then moves that weight) or the other way round.
+        more = sorted(fixed.grads.keys() - original.grads.keys())
+        less = sorted(original.grads.keys() - fixed.grads.keys())
+        said = [f"gives gradients of {', '.join(more[:3])} where the original gives none"] * bool(
+            more
+        ) + [f"gives none of {', '.join(less[:3])} where the original does"] * bool(less)
+        return [f"{fixed.how}: the rewrite {' and '.join(said)}"]
     if grads:
         diffs += compare(fixed.grads, original.grads, rtol=rtol, atol=atol, grad=True, label="grad")
     return [f"{fixed.how}: {d.where}: {d.detail}" for d in diffs]
@@ -96,7 +114,7 @@ def differences(fixed: Run, original: Run, *, exact: bool, grads: bool) -> list[
 def state_differences(fixed: Run, original: Run, noise: Callable[[Run], set[str]]) -> list[str]:
     """The state the rewrite's run left that the original's did not, leaving out what differs
     between two runs of the original itself (``noise``: a timer's reading, a timestamp)."""
-    changed = modelstate.changed(fixed.state, original.state)
+    changed = fingerprints_differ(fixed.state, original.state)
     if changed:
         ignored = noise(original)
         changed = [c for c in changed if c not in ignored]
@@ -106,9 +124,11 @@ def state_differences(fixed: Run, original: Run, noise: Callable[[Run], set[str]
     return [f"{fixed.how}: the rewrite leaves other state in {what}"]
 
 
-def without(buffers: dict[str, Any], names: set[str]) -> dict[str, Any]:
+def without(
+    buffers: dict[str, Any], names: set[str], attributes: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """``modelstate.save``'s form of the state without the entries that ``names`` (in
-    ``modelstate.fingerprint``'s words) name."""
+    ``fingerprint``'s words) name, nor any submodule's ``attributes``."""
     out: dict[str, Any] = {}
     for key, value in buffers.items():
         k, _, attrs = key.partition("\0")
@@ -118,6 +138,7 @@ def without(buffers: dict[str, Any], names: set[str]) -> dict[str, Any]:
                     a: v
                     for a, v in fields.items()
                     if (f"{k}.{sub}:{a}" if k else f"{sub}:{a}") not in names
+                    and a not in attributes
                 }
                 for sub, fields in value.items()
             }
@@ -139,6 +160,7 @@ def cover(
     calls: list[Call],
     *,
     loop: bool,
+    thorough: bool,
 ) -> branchpaths.Coverage:
     """The original, its branch at ``line`` probed, run on the example and on variations of
     it until inputs take each path (branchpaths.cover)."""
@@ -148,9 +170,9 @@ def cover(
     with shadowed(edited, text, ws), branchpaths.probing() as probe:
         t = pick(import_shadowed(path, edited, ws))
 
-        def run(call: Call, weights: dict[str, Any] | None) -> None:
+        def run(call: Call, weights: dict[str, Any] | None, seed: int) -> None:
             modelstate.load(t.fn, weights or state)
-            torch.manual_seed(0)
+            torch.manual_seed(seed)
             forward_and_grads(eager_of(t.fn), clone(call), False, t.fn)
 
-        return branchpaths.cover(run, calls, probe, state, loop=loop)
+        return branchpaths.cover(run, calls, probe, state, loop=loop, thorough=thorough)
