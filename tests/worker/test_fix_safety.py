@@ -341,3 +341,20 @@ def test_an_interrupted_run_names_every_file_it_changed(ws: Path) -> None:
     assert written == text.count("torch.where(") + text.count("is_compiling()"), err
     if proc.returncode == 2:  # stopped before the end: it says so, and what it changed
         assert "interrupted; changed so far: branchy.py" in err, err
+
+
+def test_a_file_that_keeps_changing_is_left_as_the_user_has_it_and_said(ws: Path) -> None:
+    path = ws / "branchy.py"
+    cfg, _ = load(ws, {"checks": ["breaks"]})
+    with Engine(ws, cfg) as engine:
+        verify = engine.verify_rewrite
+
+        def typing_all_along(*args: Any, **kwargs: Any) -> Any:
+            path.write_text(path.read_text() + "# typed\n")
+            return verify(*args, **kwargs)
+
+        engine.verify_rewrite = typing_all_along  # type: ignore[method-assign]
+        done = apply_verified(engine, str(path))
+    assert done.applied == [] and any("kept changing" in e for e in done.errors), done.errors
+    text = path.read_text()
+    assert text.startswith((FIXES / "branchy.py").read_text()) and text.count("# typed") >= 3
