@@ -285,7 +285,6 @@ def verify(
         for i, c in enumerate(calls)
     ]
     extra: list[Run] = []
-    compiled_too: set[int] = set()
     if rewrite.branch:
         cov = cover(
             path,
@@ -303,11 +302,12 @@ def verify(
         # (both must raise), but none is needed for the claim.
         v.paths = ("both" if cov.both else "example") if rewrite.selects else ""
         v.paths_detail = cov.detail
-        extra = [
-            run_eager(original, o.call, o.how, grads, o.state or state, may_raise=True, seed=o.seed)
-            for o in cov.extra
-        ]
-        compiled_too = {id(r) for r, o in zip(extra, cov.extra, strict=True) if o.compiled}
+        for o in cov.extra:
+            r = run_eager(
+                original, o.call, o.how, grads, o.state or state, may_raise=True, seed=o.seed
+            )
+            r.compiled = o.compiled
+            extra.append(r)
     v.inputs = len(calls) + len(extra)
     # The raw findings, as ``after`` below (not the check's reported ones: filtered, merged):
     # those the check just traced when this original is the one it traced, else traced now.
@@ -379,7 +379,7 @@ def verify(
         ]
         if not v.add("same state", not left, left[0] if left else ""):
             return v
-        paths = [r for r in extra if not r.raised and id(r) in compiled_too]
+        paths = [r for r in extra if not r.raised and r.compiled]
         series = [*series, *((r.call, r.start, r.seed) for r in paths)]
         modelstate.load(fixed.fn, state)
         fixed_series = _compiled_series(fixed, series, backend, grads, ws, label, anchor1)

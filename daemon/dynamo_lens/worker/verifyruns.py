@@ -43,6 +43,7 @@ class Run:
     how: str  # "example", or the variation that took a path
     start: dict[str, Any] | None = None  # the state it ran from
     seed: int = 0  # and the seed
+    compiled: bool = True  # also compared compiled (branchpaths.Outcome.compiled)
     out: Any = None
     grads: dict[str, torch.Tensor] = field(default_factory=dict)
     raised: str = ""  # the exception, in words, where it raised
