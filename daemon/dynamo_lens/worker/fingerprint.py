@@ -41,8 +41,11 @@ def fingerprint(fn: Any, call: Call | None = None, *, values: bool = True) -> di
             out[f"{k}.{name}" if k else name] = _tensor(t, values)
         if isinstance(v, torch.nn.Module):
             for sub, m in v.named_modules():
+                own = not type(m).__module__.startswith("torch.")  # as modelstate saves it
                 for a, value in vars(m).items():
                     if a in _MODULE_INTERNALS or a.startswith(_TORCH_MARKS):
+                        continue
+                    if not own and not isinstance(value, (bool, int, float, str, type(None))):
                         continue
                     key = f"{k}.{sub}:{a}" if k else f"{sub}:{a}"
                     out[key] = _value(value, values, _DEPTH)
@@ -83,6 +86,9 @@ def _globals(fn: Any) -> dict[str, Any]:
         and not isinstance(v, (types.ModuleType, types.FunctionType, type, torch.nn.Module))
         and not isinstance(v, torch.optim.Optimizer)
         and not callable(v)
+        # Logging's own state (a logger's level cache) changes when an output is skipped:
+        # skipping it is what a guard is for.
+        and not type(v).__module__.startswith("logging")
     }
 
 

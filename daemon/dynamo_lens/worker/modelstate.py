@@ -44,12 +44,15 @@ def _attributes(m: torch.nn.Module) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name, sub in m.named_modules():
         kept: dict[str, Any] = {}
+        # torch's own layers keep internals there (an RNN's list of its weights): their plain
+        # values only.
+        own = not type(sub).__module__.startswith("torch.")
         for k, v in sub.__dict__.items():
             if k in _MODULE_INTERNALS or k.startswith(_TORCH_MARKS):
                 continue
             if type(v) in _PLAIN:
                 kept[k] = v
-            elif _held(v):
+            elif own and _held(v):
                 try:
                     kept[k] = copy.deepcopy(v)
                 except Exception:  # not copyable: not compared, not put back
@@ -60,8 +63,14 @@ def _attributes(m: torch.nn.Module) -> dict[str, dict[str, Any]]:
 
 def _held(v: Any) -> bool:
     """A container, a tensor kept as a plain attribute, or an object of the user's (not a
-    module, a function or a class)."""
-    if isinstance(v, (list, dict, set, tuple, torch.Tensor)):
+    module, a function or a class), holding no parameter (a copy would stand in for it)."""
+    if isinstance(v, torch.nn.Parameter):
+        return False
+    if isinstance(v, (list, tuple, set)):
+        return not any(isinstance(x, torch.nn.Parameter) for x in v)
+    if isinstance(v, dict):
+        return not any(isinstance(x, torch.nn.Parameter) for x in v.values())
+    if isinstance(v, torch.Tensor):
         return True
     return (
         hasattr(v, "__dict__")
