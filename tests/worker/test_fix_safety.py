@@ -78,17 +78,22 @@ def test_each_semantic_case_is_refused_or_verified_on_both_paths(ws: Path) -> No
     assert fixes[here(src, "remembers")]["rule"] is None
 
 
-def _verdict(ws: Path, target: str, rw: Rewrite, line: int, gb: str = BRANCH) -> dict[str, Any]:
-    cfg, _ = load(ws, {"checks": ["breaks"]})
-    with Engine(ws, cfg) as engine:
-        out = engine.verify_rewrite(
-            ws / "other_paths.py",
-            f"other_paths.py::{target}",
-            dataclasses.asdict(rw),
-            (str(ws / "other_paths.py"), line, gb),
-        )
+def _verdict(
+    engine: Engine, ws: Path, target: str, rw: Rewrite, line: int, gb: str = BRANCH
+) -> dict[str, Any]:
+    out = engine.verify_rewrite(
+        ws / "other_paths.py",
+        f"other_paths.py::{target}",
+        dataclasses.asdict(rw),
+        (str(ws / "other_paths.py"), line, gb),
+    )
     assert isinstance(out, dict), out
     return out
+
+
+def _naive(rule: str, path: str, start: int, end: int, text: str, branch: int = 0) -> Rewrite:
+    """A rewrite written by hand, as a rule without its refusals would write it."""
+    return Rewrite(rule, "naive", path, start, end, text, exact=True, branch=branch)
 
 
 def _failed(out: dict[str, Any]) -> dict[str, Any]:
@@ -99,74 +104,78 @@ def _failed(out: dict[str, Any]) -> dict[str, Any]:
 def test_naive_rewrites_equal_on_the_example_are_rejected_on_the_other_path(ws: Path) -> None:
     """What the rules refuse to write, written by hand: each is equal on the example's own
     inputs, and verification finds the input that tells it apart."""
+    cfg, _ = load(ws, {"checks": ["breaks"]})
+    with Engine(ws, cfg) as engine:  # one warm worker for all of them
+        _naive_rewrites_are_rejected(engine, ws)
+
+
+def _naive_rewrites_are_rejected(engine: Engine, ws: Path) -> None:
     path = str(ws / "other_paths.py")
     src = ws / "other_paths.py"
     line = here(src, "sqrt")
-    naive_sqrt = Rewrite(
+    naive_sqrt = _naive(
         "torch-where",
-        "naive",
         path,
         line,
         line + 1,
         "        h = torch.where(h.min() > 0, torch.sqrt(h), h)\n",
-        exact=True,
         branch=line,
     )
-    c = _failed(_verdict(ws, "compile_example_sqrt", naive_sqrt, line))
+    c = _failed(_verdict(engine, ws, "compile_example_sqrt", naive_sqrt, line))
     assert c["name"] == "outputs equal" and "grad" in c["detail"], c
     # An example that takes the branch: its own gradients are finite, the other path's not.
-    c = _failed(_verdict(ws, "compile_example_sqrt_positive", naive_sqrt, line))
+    c = _failed(_verdict(engine, ws, "compile_example_sqrt_positive", naive_sqrt, line))
     assert c["name"] == "outputs equal" and "grad" in c["detail"], c
     assert not c["detail"].startswith("example"), c  # found on an input of the other path
     line = here(src, "in-place")
-    in_place = Rewrite(
+    in_place = _naive(
         "torch-where",
-        "naive",
         path,
         line,
         line + 1,
         "        h = torch.where(h.sum() > 1e6, h.clamp_(min=0), h)\n",
-        exact=True,
         branch=line,
     )
-    c = _failed(_verdict(ws, "compile_example_inplace", in_place, line))
+    c = _failed(_verdict(engine, ws, "compile_example_inplace", in_place, line))
     assert c["name"] == "outputs equal" and c["detail"].startswith("example"), c
     line = here(src, "counted print")
-    guarded = Rewrite(
+    guarded = _naive(
         "guard-output",
-        "naive",
         path,
         line,
         line,
         "        if not torch.compiler.is_compiling():\n"
         '            print("call", self.calls.add_(1))\n',
-        exact=True,
     )
     c = _failed(
-        _verdict(ws, "compile_example_counted", guarded, line, "Failed to trace builtin operator")
+        _verdict(
+            engine, ws, "compile_example_counted", guarded, line, "Failed to trace builtin operator"
+        )
     )
     assert c["name"] == "compiled equal" and "state" in c["detail"] and "calls" in c["detail"], c
     line = here(src, "remembers")
-    remembered = Rewrite(
+    remembered = _naive(
         "guard-output",
-        "naive",
         path,
         line,
         line,
         "        if not torch.compiler.is_compiling():\n"
         '            print("call number", self.remember(h))\n',
-        exact=True,
     )
     c = _failed(
         _verdict(
-            ws, "compile_example_remembers", remembered, line, "Failed to trace builtin operator"
+            engine,
+            ws,
+            "compile_example_remembers",
+            remembered,
+            line,
+            "Failed to trace builtin operator",
         )
     )
     assert c["name"] == "compiled equal" and "history" in c["detail"], c
     line = here(src, "loop")
-    loop = Rewrite(
+    loop = _naive(
         "loop-exit",
-        "naive",
         path,
         line - 1,
         line + 2,
@@ -174,10 +183,9 @@ def test_naive_rewrites_equal_on_the_example_are_rejected_on_the_other_path(ws: 
         "        for _ in range(20):\n"
         "            exited = torch.logical_or(exited, y.min() < 1.0)\n"
         "            y = torch.where(exited, y, torch.sqrt(y - 1.0) + 0.5)\n",
-        exact=True,
         branch=line,
     )
-    out = _verdict(ws, "compile_example_loop", loop, line)
+    out = _verdict(engine, ws, "compile_example_loop", loop, line)
     c = _failed(out)
     assert c["name"] == "outputs equal" and "grad" in c["detail"], out
 
