@@ -653,3 +653,34 @@ def test_a_guard_keeps_a_strings_own_lines_and_a_selection_keeps_the_branchs_com
         "    # see #123\n"
         "    h = torch.where(h.sum() > 0, h * 2, h)  # pick\n"
     )
+
+
+def test_what_the_second_hostile_review_found_is_refused() -> None:
+    # An index that may be out of range where the original never indexed.
+    for arm in ("h + self.table[ids]", "h.gather(0, ids)", "F.embedding(ids, h)"):
+        src = ARMS.replace("ARM", arm).replace("def f(x, noise):", "def f(self, x, ids):")
+        assert propose(_at(src, "if h.sum()"), src, in_workspace=True) == [], arm
+    # Constant indices and slices never raise.
+    src = ARMS.replace("ARM", "h[:, 0:4][..., -1:]")
+    assert len(propose(_at(src, "if h.sum()"), src, in_workspace=True)) == 1
+    # An overflowing function gets the double where.
+    src = ARMS.replace("ARM", "torch.cosh(h)")
+    (rw,) = propose(_at(src, "if h.sum()"), src, in_workspace=True)
+    assert "torch.cosh(torch.where(cond, h, 0.0))" in rw.text
+    # A disabled helper that reads a value a setter rebinds, or a deque it appends to.
+    helper = (
+        "import torch\nSCALE = 1.0\n\n\n@torch.compiler.disable\ndef scaled(t):\n"
+        "    return t * SCALE\n\n\ndef f(x):\n    return scaled(x)\n"
+    )
+    assert propose(_at(helper, "return scaled("), helper, in_workspace=True) == []
+    ok = helper.replace("t * SCALE", "t * 2")
+    (rw,) = propose(_at(ok, "return scaled("), ok, in_workspace=True)
+    assert rw.rule == "nonstrict-trace"
+    # An index whose result is written through: a view became a copy.
+    idx = (
+        "import torch\n\n\ndef f(self, s):\n    i = s.argmax()\n    slot = self.slots[i]\n"
+        "    slot.mul_(0.9)\n    return slot\n"
+    )
+    assert propose(_at(idx, "slot = self"), idx, in_workspace=True) == []
+    (rw,) = propose(_at(idx, "slot = self"), idx.replace("slot.mul_(0.9)", "pass"), True)
+    assert rw.rule == "tensor-index"

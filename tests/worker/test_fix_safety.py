@@ -64,6 +64,8 @@ def test_each_semantic_case_is_refused_or_verified_on_both_paths(ws: Path) -> No
         ("shape", "differ in shape"),
         ("batch one", "differ in shape: [1, 8] vs [2, 8]"),
         ("dtype", "differ in dtype"),
+        ("python numbers", "not a tensor"),
+        ("row condition", "the condition has shape [2, 1]"),
     ):
         fix = fixes[here(src, what)]
         failed = [c for c in fix["checks"] if not c["ok"]]

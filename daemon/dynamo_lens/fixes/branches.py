@@ -247,7 +247,9 @@ def _through_where(source: str, expr: ast.expr, flag: str, *, taken: bool) -> st
             (operand.end_col_offset or 0) - (expr.col_offset),
         )
         picked = f"{segment}, {safe}" if taken else f"{safe}, {segment}"
-        spans.append((start, stop, f"{SELECT}({flag}, {picked})"))
+        # Not one of the rule's selections (``SELECT``): it keeps an operand finite, its arms
+        # a tensor and a number by design.
+        spans.append((start, stop, f"torch.where({flag}, {picked})"))
     spans.sort(reverse=True)
     if any(a[0] < b[1] for a, b in itertools.pairwise(spans)):
         return None  # nested: the inner edit would move the outer's columns

@@ -215,6 +215,8 @@ def tensor_index(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
     nested = any(t is not s and t in ast.walk(s) for s in subs for t in subs)
     if not subs or nested or not line.isascii():  # offsets are bytes: ASCII keeps them columns
         return None
+    if _written_through(fn, node):
+        return None  # ``x[i]`` is a view, ``index_select`` a copy: a write through it is lost
     for s in sorted(subs, key=lambda s: -s.col_offset):
         value = ast.get_source_segment(source, s.value) or ""
         if not isinstance(s.value, _ATOMS):
@@ -231,3 +233,27 @@ def tensor_index(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
         line,
         exact=True,
     )
+
+
+def _written_through(fn: ast.FunctionDef, node: ast.stmt) -> bool:
+    """Whether a name ``node`` binds is written through later in ``fn``: an in-place method
+    (``slot.mul_(0.9)``), a store into it (``slot[0] = 1``) or an augmented assignment. The
+    original's indexing gave a view of the tensor indexed, the rewrite a copy."""
+    bound = names([node], ast.Store)
+    for n in ast.walk(fn):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr.endswith("_")
+            and not n.func.attr.endswith("__")
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id in bound
+        ):
+            return True
+        augmented = isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+        if augmented and n.target.id in bound and n is not node:  # type: ignore[attr-defined]
+            return True
+        stored = isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store)
+        if stored and isinstance(n.value, ast.Name) and n.value.id in bound:  # type: ignore[attr-defined]
+            return True
+    return False

@@ -33,6 +33,12 @@ MUTATING_METHODS = frozenset(
         "write",
         "writelines",
         "send",
+        "appendleft",
+        "extendleft",
+        "popleft",
+        "rotate",
+        "put",
+        "put_nowait",
         "register_buffer",
         "register_parameter",
         "register_module",
@@ -132,6 +138,10 @@ SAFE_INPUT = {
     "digamma": "1.0",
     "erfinv": "0.0",
     "tan": "0.0",
+    "cosh": "0.0",
+    "sinh": "0.0",
+    "acosh": "2.0",
+    "arccosh": "2.0",
 }
 # Others with no such value the rules know: an arm that holds one is refused.
 _UNSAFE_OTHER = frozenset(
@@ -165,6 +175,17 @@ _MAY_RAISE = frozenset(
         "svd",
         "matrix_power",
         "multinomial",
+        "gather",
+        "index_select",
+        "take",
+        "take_along_dim",
+        "embedding",
+        "one_hot",
+        "scatter",
+        "scatter_add",
+        "index_add",
+        "index_copy",
+        "index_put",
     }
 )
 # Methods that only read (tensors', strings', containers'): what an output's arguments may call
@@ -297,14 +318,28 @@ _PURE_NS = frozenset({"torch", "torch.linalg", "torch.special", "F", "math", "np
 
 
 def may_raise(nodes: Iterable[ast.AST]) -> str | None:
-    """The first call under ``nodes`` that raises on some values (``torch.linalg.solve`` of a
-    singular matrix), in words: evaluated where the original skipped it, it can raise where
-    the original returned."""
+    """The first operation under ``nodes`` that raises on some values (``torch.linalg.solve``
+    of a singular matrix, an index out of range: ``table[ids]``, ``x.gather(0, idx)``), in
+    words: evaluated where the original skipped it, it can raise where the original
+    returned."""
     for root in nodes:
         for n in ast.walk(root):
             if isinstance(n, ast.Call) and _dotted(n.func).rsplit(".", 1)[-1] in _MAY_RAISE:
                 return f"{_dotted(n.func)}() can raise on values the original never gave it"
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+                parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+                if any(not _static_index(p) for p in parts):
+                    return f"{_dotted(n)} indexes with a value that may be out of range"
     return None
+
+
+def _static_index(e: ast.expr) -> bool:
+    """A constant index, ``None``, ``...`` or a slice (slices never raise: they clamp)."""
+    if isinstance(e, ast.Slice):
+        return True
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        e = e.operand
+    return isinstance(e, ast.Constant)
 
 
 def unsafe_gradients(node: ast.AST) -> list[ast.AST]:
@@ -363,14 +398,46 @@ def unary_operand(call: ast.AST) -> tuple[ast.expr, str] | None:
 
 
 def pure_functions(tree: ast.Module) -> frozenset[str]:
-    """The module-level functions of the file whose bodies only compute (no global, no store
-    but to locals, no call but pure builtins', torch's and tensors' non-mutating ones)."""
+    """The module-level functions of the file whose bodies only compute from their arguments
+    (no global statement, no store but to locals, no call but pure builtins', torch's and
+    tensors' non-mutating ones, no read of a module-level value that can change: a ``SCALE``
+    a setter rebinds, a ``deque`` a call appends to)."""
+    constant = _unchanging(tree)
     out = set()
     for fn in tree.body:
         if not isinstance(fn, ast.FunctionDef):
             continue
         if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Delete)) for n in ast.walk(fn)):
             continue
+        local = {
+            n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+        free = {
+            n.id
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local
+        }
+        if free - constant - PURE_BUILTINS - _BUILTIN_NAMES:
+            continue
         if side_effect(fn.body) is None:
             out.add(fn.name)
     return frozenset(out)
+
+
+_BUILTIN_NAMES = frozenset({"True", "False", "None", "print", "Exception", "ValueError"})
+
+
+def _unchanging(tree: ast.Module) -> frozenset[str]:
+    """Module-level names bound only once, to a module, a function, a class (imports and
+    definitions): what a helper may read."""
+    bound: dict[str, int] = {}
+    kinds: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound[node.id] = bound.get(node.id, 0) + 1
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            kinds.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kinds.add(node.name)
+    return frozenset(k for k in kinds if k not in bound)

@@ -118,7 +118,12 @@ def _variations(call: Call) -> Iterator[tuple[str, Call]]:
             if t.dtype == torch.bool:
                 return (torch.rand(t.shape, generator=g) < 0.5).to(t.device)
             if t.numel() and not t.is_complex():
+                # Past the example's range on odd seeds: an index out of range, a negative id.
                 lo, hi = int(t.min()), int(t.max())
+                if seed % 2:
+                    info = torch.iinfo(t.dtype)
+                    lo = max(lo - 2 * (hi - lo) - 3, info.min)
+                    hi = min(hi + 2 * (hi - lo) + 3, info.max - 1)
                 return torch.randint(lo, hi + 1, t.shape, generator=g, dtype=t.dtype).to(t.device)
             return t.clone()
 
@@ -261,11 +266,12 @@ def cover(
         # random numbers only in training).
         twins = [Outcome(c, "example", [], False) for c in calls] + list(cov.extra)
         for how, variant, weights in _structural(calls[0]):
+            # Kept raising too: where the original raises (a condition of one value only at
+            # the example's size), the rewrite must raise as well.
             o = once(variant, how, weights)
-            if not o.raised:
-                cov.tried += 1
-                o.compiled = False
-                cov.extra.append(o)
+            cov.tried += 1
+            o.compiled = False
+            cov.extra.append(o)
         # Each path again with the target in training mode (a dropout in an arm draws only
         # there: the rewrite would draw on the path the original skips).
         for o in twins:

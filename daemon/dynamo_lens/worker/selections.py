@@ -56,6 +56,11 @@ def _mismatch(
         arms = [t for t in (a, b) if isinstance(t, torch.Tensor)]
         if arms and cond.dim() > min(t.dim() for t in arms):
             return f"the condition's shape {shape(cond)} widens the arms'"
+    for arm in (a, b):
+        if not isinstance(arm, torch.Tensor):
+            # The original kept a Python value (``t = temp``): torch.where makes it a tensor,
+            # of its own dtype (a float32 0.3 is not the float 0.3).
+            return f"an arm is a Python {type(arm).__name__} ({arm!r:.40}), not a tensor"
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         if shape(a) != shape(b):
             return f"the arms differ in shape: {shape(a)} vs {shape(b)}"
