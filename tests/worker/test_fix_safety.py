@@ -65,7 +65,6 @@ def test_each_semantic_case_is_refused_or_verified_on_both_paths(ws: Path) -> No
         ("batch one", "differ in shape: [1, 8] vs [2, 8]"),
         ("dtype", "differ in dtype"),
         ("python numbers", "not a tensor"),
-        ("row condition", "the condition has shape [2, 1]"),
     ):
         fix = fixes[here(src, what)]
         failed = [c for c in fix["checks"] if not c["ok"]]
@@ -76,6 +75,10 @@ def test_each_semantic_case_is_refused_or_verified_on_both_paths(ws: Path) -> No
     drop = fixes[here(src, "dropout")]
     assert not drop["verified"] and "same state failed" in drop["why"], drop
     assert "training mode" in drop["why"] and "random generator" in drop["why"]
+    # A condition of one value only at a batch of one: at another the original refuses it,
+    # and the selection must refuse it too.
+    row = fixes[here(src, "row condition")]
+    assert not row["verified"] and "returns where the original raises" in row["why"], row
     # A print whose argument records into the module: not guarded.
     assert fixes[here(src, "remembers")]["rule"] is None
 
