@@ -251,9 +251,15 @@ def test_read_only_and_hard_linked_files_are_refused_and_the_mode_is_kept(tmp_pa
     with pytest.raises(WriteError, match="hard links"):
         replace_file(read_source(p), "x = 1\n", tmp_path)
     (tmp_path / "other.py").unlink()
+    try:  # where the file system keeps extended attributes (ACLs are some), they stay
+        os.setxattr(p, "user.note", b"kept")
+    except OSError:
+        pass
     src = read_source(p)
     replace_file(src, _guard(p).apply(src.text), tmp_path)
     assert stat.S_IMODE(p.stat().st_mode) == 0o754
+    if "user.note" in os.listxattr(p) or not hasattr(os, "listxattr"):
+        assert os.getxattr(p, "user.note") == b"kept"
 
 
 def test_a_second_writer_of_the_workspace_waits_for_the_first(tmp_path: Path) -> None:

@@ -290,8 +290,8 @@ def test_any_over_tensor_tests_is_stacked_and_a_mapped_list_selected_element_wis
     rw = _only(src, "if not all(")
     assert rw.rule == "torch-where" and rw.exact and (rw.start, rw.end) == (5, 6)
     assert rw.text == (
-        "    outs_cond2 = torch.logical_not(torch.stack([o.max() > 9 for o in outs]).all())"
-        "  # clip\n"
+        "    outs_cond2 = torch.logical_not((torch.stack([o.max() > 9 for o in outs]).all() "
+        "if len(outs) else torch.tensor(True)))  # clip\n"
         "    outs = [torch.where(outs_cond2, o.clamp(-9, 9), o) for o in outs]\n"
     )
     for other in (
@@ -684,3 +684,47 @@ def test_what_the_second_hostile_review_found_is_refused() -> None:
     assert propose(_at(idx, "slot = self"), idx, in_workspace=True) == []
     (rw,) = propose(_at(idx, "slot = self"), idx.replace("slot.mul_(0.9)", "pass"), True)
     assert rw.rule == "tensor-index"
+
+
+def test_what_the_third_hostile_review_found_is_refused() -> None:
+    # The second operand of ``and`` runs where the original stopped at the first.
+    src = ARMS.replace("if h.sum() > 0:", "if (ids < 6).all() and (t[ids] > 0).any():")
+    src = src.replace("def f(x, noise):", "def f(x, t, ids):")
+    assert propose(_at(src, "    if ("), src, in_workspace=True) == []
+    # Integer division by what may be 0.
+    for arm in ("h // x", "h % x"):
+        s = ARMS.replace("ARM", arm)
+        assert propose(_at(s, "if h.sum()"), s, in_workspace=True) == [], arm
+    # A call into another module (a helper of the workspace) may change its state.
+    s = ARMS.replace("ARM", "helpers.observe(h)").replace(
+        "import torch\n", "import torch\n\nimport helpers\n"
+    )
+    assert propose(_at(s, "if h.sum()"), s, in_workspace=True) == []
+    s = ARMS.replace("ARM", "F.relu(h)").replace(
+        "import torch\n", "import torch\nimport torch.nn.functional as F\n"
+    )
+    assert len(propose(_at(s, "if h.sum()"), s, in_workspace=True)) == 1
+    # Operations whose gradient is NaN somewhere, with no value that is safe.
+    for arm in ("h * h.std(0)", "torch.hypot(h, x)", "torch.atan2(h, x)"):
+        s = ARMS.replace("ARM", arm)
+        assert propose(_at(s, "if h.sum()"), s, in_workspace=True) == [], arm
+
+
+def test_the_logger_setting_keeps_a_users_own_logging_name() -> None:
+    src = "from absl import logging\n\nimport torch\n\n\ndef f(x):\n    return lib(x)\n"
+    brk = Finding(
+        Kind.GRAPH_BREAK,
+        Severity.WARNING,
+        "/ws/m.py",
+        7,
+        0,
+        7,
+        1,
+        "Graph break: logging.Logger method not supported",
+        data={"library": "lib.py:3"},
+        stack=[Frame("/site-packages/lib.py", 3, "lib", code="logger.warning('x')")],
+    )
+    (rw,) = propose(brk, src, in_workspace=True)
+    assert "import logging as std_logging\n" in rw.text
+    assert "ignore_logger_methods.add(std_logging.Logger.warning)" in rw.text
+    assert "from absl import logging" in rw.apply(src)

@@ -79,6 +79,15 @@ def test_each_semantic_case_is_refused_or_verified_on_both_paths(ws: Path) -> No
     # and the selection must refuse it too.
     row = fixes[here(src, "row condition")]
     assert not row["verified"] and "returns where the original raises" in row["why"], row
+    # What a caller can tell apart besides values: the input itself returned, an output that
+    # asks for no gradient, a layer run twice that skips its projection both times.
+    for what, said in (
+        ("returns input", "is input 0 itself in the original"),
+        ("detach", "asks for a gradient, the original's not"),
+        ("twice", "asks for a gradient, the original's not"),
+    ):
+        fix = fixes[here(src, what)]
+        assert not fix["verified"] and said in fix["why"], (what, fix["why"])
     # A print whose argument records into the module: not guarded.
     assert fixes[here(src, "remembers")]["rule"] is None
 

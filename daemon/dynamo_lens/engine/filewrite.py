@@ -179,6 +179,7 @@ def replace_file(
                         f"{source.path} belongs to another user, which a rewrite cannot keep: "
                         "not written, the file is unchanged"
                     )
+            _copy_xattrs(real, fd)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -198,6 +199,20 @@ def replace_file(
             ) from exc
         raise
     _fsync_folder(folder)
+
+
+def _copy_xattrs(real: str, fd: int) -> None:
+    """The file's extended attributes (ACLs among them) onto the new file, where the system
+    has them and lets us set each (a security label may not be ours to set)."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(real)
+    except OSError:
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.setxattr(fd, name, os.getxattr(real, name))
 
 
 # Our temporary files: ``.<name>.<random>.dynamo-lens.tmp`` beside the file. One a killed run

@@ -4,6 +4,7 @@ for a module-wide setting)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 import time
@@ -24,6 +25,7 @@ from .filewrite import (
     replace_file,
     uninterrupted,
 )
+from .source import iter_python_files
 
 
 @dataclass
@@ -49,10 +51,15 @@ class Fix:
         f = self.finding
         return (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
 
+    # Other workspace files that import the file the rewrite edits (a helper module): their
+    # targets were not verified with it, so ``--apply`` leaves it.
+    shared: list[str] = field(default_factory=list)
+
     @property
     def applicable(self) -> bool:
-        """Verified for every path, not only the example's: ``--apply`` writes only these."""
-        return applicable({"verified": self.verified, "paths": self.paths})
+        """Verified for every path, not only the example's, and for every target that runs
+        the edited file: ``--apply`` writes only these."""
+        return applicable({"verified": self.verified, "paths": self.paths, "shared": self.shared})
 
     @property
     def claim(self) -> str:
@@ -131,6 +138,14 @@ def fixes_for(
             fix.verified = _verify(
                 engine, result, fix, every if rw.module_wide else fix.targets, cancel
             )
+            if fix.verified and os.path.realpath(rw.path) != os.path.realpath(result.path):
+                fix.shared = importers(engine, rw.path, skip=result.path)
+                if fix.shared:
+                    fix.why = (
+                        f"verified for {os.path.basename(result.path)}'s targets; "
+                        f"{os.path.basename(rw.path)} is imported by {', '.join(fix.shared[:3])} "
+                        "too, whose targets it was not verified for: fix those files together"
+                    )
             if fix.applicable:
                 break
             if fix.verified and fallback is None:
@@ -141,6 +156,38 @@ def fixes_for(
         fix.seconds = time.perf_counter() - started
         out.append(fix)
     return out
+
+
+def importers(engine: Engine, edited: str, *, skip: str) -> list[str]:
+    """The workspace files other than ``skip`` (and ``edited``) that import ``edited``'s
+    module, by their import statements (``import helpers``, ``from pkg.helpers import f``,
+    ``from . import helpers``), relative to the root."""
+    stem = Path(edited).stem
+    try:
+        dotted = ".".join(
+            Path(os.path.realpath(edited)).relative_to(engine.root).with_suffix("").parts
+        )
+    except ValueError:
+        dotted = stem
+    found = []
+    for path in iter_python_files([engine.root], engine.config.excludes):
+        if os.path.realpath(path) in (os.path.realpath(skip), os.path.realpath(edited)):
+            continue
+        try:
+            tree = ast.parse(read_source(path).text)
+        except (WriteError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                names = [base, *(f"{base}.{a.name}" if base else a.name for a in node.names)]
+            if any(n in (dotted, stem) or n.endswith(f".{stem}") for n in names if n):
+                found.append(_label(engine, str(path)))
+                break
+    return found
 
 
 def _verify(

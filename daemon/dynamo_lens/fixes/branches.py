@@ -7,7 +7,14 @@ from __future__ import annotations
 import ast
 import itertools
 
-from .purity import may_raise, pure_functions, safe_operand, side_effect, unsafe_gradients
+from .purity import (
+    imported_modules,
+    may_raise,
+    pure_functions,
+    safe_operand,
+    side_effect,
+    unsafe_gradients,
+)
 from .rewrite import (
     SELECT,
     Rewrite,
@@ -105,9 +112,20 @@ def _stacked(source: str, expr: ast.expr) -> str | None:
     elt = ast.get_source_segment(source, comp.elt)
     xs = ast.get_source_segment(source, loop.iter)
     v = ast.get_source_segment(source, loop.target)
-    if elt is None or xs is None or v is None:
-        return None
-    return f"torch.stack([{elt} for {v} in {xs}]).{expr.func.id}()"
+    if (
+        elt is None
+        or xs is None
+        or v is None
+        or not isinstance(loop.iter, (ast.Name, ast.Attribute))
+    ):
+        return None  # ``xs`` is read twice: a name, not a generator
+    # ``any([])`` is False and ``all([])`` True, where ``torch.stack([])`` raises; the list's
+    # length is known while tracing.
+    empty = "False" if expr.func.id == "any" else "True"
+    return (
+        f"(torch.stack([{elt} for {v} in {xs}]).{expr.func.id}() if len({xs}) "
+        f"else torch.tensor({empty}))"
+    )
 
 
 def _equal(source: str, expr: ast.expr) -> str | None:
@@ -181,7 +199,14 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
     if mapped is None and any(isinstance(a, (*_CONTAINERS, ast.Constant)) for a in arms):
         return None  # a Python value, not a tensor: torch.where would change its type
     computed = [*arms, *(h.value for h in helpers if isinstance(h, ast.Assign))]
-    if side_effect(computed, local_pure=pure_functions(tree)) or may_raise(computed):
+    # ``a and b`` becomes ``logical_and(a, b)``: ``b`` is evaluated where the original's
+    # ``and`` stopped at ``a`` (``(i < n).all() and (t[i] > 0).any()``).
+    if isinstance(node.test, ast.BoolOp):
+        computed += node.test.values[1:]
+    modules = imported_modules(tree)
+    if side_effect(computed, local_pure=pure_functions(tree), modules=modules) or may_raise(
+        computed
+    ):
         return None
     if any(unsafe_gradients(h) for h in helpers):
         return None

@@ -130,5 +130,10 @@ def claim(paths: str, inputs: int) -> str:
 
 def applicable(verdict: dict[str, Any]) -> bool:
     """Whether ``fix --apply`` and the editor's preferred action may take a verdict's rewrite:
-    verified, and not equal on the example only."""
-    return bool(verdict.get("verified")) and verdict.get("paths") != "example"
+    verified, not equal on the example only, and for every target that runs the file it edits
+    (no other file imports it: ``shared``)."""
+    return (
+        bool(verdict.get("verified"))
+        and verdict.get("paths") != "example"
+        and not verdict.get("shared")
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from .branches import tensor_condition
-from .purity import may_raise, pure_functions, side_effect, unsafe_gradients
+from .purity import imported_modules, may_raise, pure_functions, side_effect, unsafe_gradients
 from .rewrite import (
     SELECT,
     Rewrite,
@@ -76,7 +76,7 @@ def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
     # exit's values pass on).
     computed = [node.test, *(a[1] for a in assigns if a is not None)]
     if (
-        side_effect(computed, local_pure=pure_functions(tree))
+        side_effect(computed, local_pure=pure_functions(tree), modules=imported_modules(tree))
         or may_raise(computed)
         or any(unsafe_gradients(e) for e in computed)
     ):

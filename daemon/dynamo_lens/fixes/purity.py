@@ -155,7 +155,21 @@ _UNSAFE_OTHER = frozenset(
         "remainder",
         "logit",
         "xlogy",
+        "xlog1py",
         "polygamma",
+        "std",
+        "var",
+        "std_mean",
+        "var_mean",
+        "hypot",
+        "atan2",
+        "arctan2",
+        "entr",
+        "ndtri",
+        "erfcx",
+        "dist",
+        "cdist",
+        "pdist",
     }
 )
 # Calls that raise on some values (a singular matrix): evaluated where the original did not,
@@ -266,12 +280,15 @@ def side_effect(
     local_pure: frozenset[str] = frozenset(),
     allowed: frozenset[str] = frozenset(),
     strict: bool = False,
+    modules: dict[str, str] | None = None,
 ) -> str | None:
     """The first thing in ``nodes`` that does more than compute a value, in words; None when
     the source shows none. ``local_pure`` names the file's own functions that only compute;
     ``allowed`` the calls (dotted) whose effect the rule means to move (their arguments are
     still read). ``strict``: a method outside ``PURE_METHODS`` counts as an effect (what an
-    output's arguments compute stops happening in compiled calls).
+    output's arguments compute stops happening in compiled calls). ``modules``: the file's
+    imported names and the modules they are (``imported_modules``): a call through a module
+    outside ``PURE_LIBRARIES`` counts as an effect.
     Calls of a module (``self.lin(h)``) are let through: their state (batch-norm statistics)
     is compared at run time."""
     for root in nodes:
@@ -300,6 +317,10 @@ def side_effect(
             # module that draws in training) alike.
             if name.startswith(_RANDOM_MODULES) or last in _RANDOM:
                 return f"{name}() draws random numbers"
+            base = _root(n.func)
+            if modules and base in modules and modules[base] not in PURE_LIBRARIES:
+                where = modules[base] or "the workspace"
+                return f"{name}(), from {where}, whose effects the source does not show"
             if isinstance(n.func, ast.Attribute):
                 attr = n.func.attr
                 if attr.endswith("_") and not attr.endswith("__"):
@@ -315,6 +336,32 @@ def side_effect(
 
 # Namespaces whose functions only compute: ``torch.isnan(h)`` in an output's argument.
 _PURE_NS = frozenset({"torch", "torch.linalg", "torch.special", "F", "math", "np", "numpy"})
+# Libraries whose functions only compute: a call through another imported module (a helper
+# module of the workspace: ``helpers.observe(h)``) may change that module's state.
+PURE_LIBRARIES = frozenset({"torch", "math", "numpy", "einops", "functools", "operator"})
+
+
+def _root(e: ast.expr) -> str:
+    """The name an attribute chain starts from (``helpers.observe`` -> ``helpers``)."""
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    return e.id if isinstance(e, ast.Name) else ""
+
+
+def imported_modules(tree: ast.Module) -> dict[str, str]:
+    """The names the file's module-level imports bind, with the top package they come from
+    (``import torch.nn.functional as F`` binds ``F`` from ``torch``; ``from . import helpers``
+    binds ``helpers`` from the workspace: "")."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out[a.asname or a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            top = (node.module or "").split(".")[0] if not node.level else ""
+            for a in node.names:
+                out[a.asname or a.name] = top
+    return out
 
 
 def may_raise(nodes: Iterable[ast.AST]) -> str | None:
@@ -326,6 +373,12 @@ def may_raise(nodes: Iterable[ast.AST]) -> str | None:
         for n in ast.walk(root):
             if isinstance(n, ast.Call) and _dotted(n.func).rsplit(".", 1)[-1] in _MAY_RAISE:
                 return f"{_dotted(n.func)}() can raise on values the original never gave it"
+            if (
+                isinstance(n, ast.BinOp)
+                and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+                and not _nonzero_constant(n.right)
+            ):
+                return f"{_dotted(n)} divides integers by what may be 0"
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
                 parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
                 if any(not _static_index(p) for p in parts):

@@ -108,12 +108,19 @@ def _setting_after_imports(
         isinstance(n, ast.Import) and any(a.name == "logging" and a.asname is None for a in n.names)
         for n in head
     )
-    text = (
-        line
-        + ("import logging\n" if needs_logging and not has_logging else "")
-        + f"\n# {why}\n"
-        + "".join(f"{s}\n" for s in settings)
-    )
+    imported = ""
+    if needs_logging and not has_logging:
+        # The name ``logging`` may be another module's here (``from absl import logging``):
+        # the standard one then comes in under a name of its own.
+        taken = any(
+            isinstance(n, ast.Name) and n.id == "logging" for n in ast.walk(tree)
+        ) or "logging" in {a.asname or a.name for n in head for a in n.names}
+        if taken:
+            imported = "import logging as std_logging\n"
+            settings = [st.replace("logging.Logger", "std_logging.Logger") for st in settings]
+        else:
+            imported = "import logging\n"
+    text = line + imported + f"\n# {why}\n" + "".join(f"{st}\n" for st in settings)
     return Rewrite(rule, title, path, last, last, text, exact=True)
 
 

@@ -5,6 +5,7 @@ and for nothing else. Knows nothing of LSP."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..engine.cancel import CancelToken
 from ..engine.filewrite import WriteError, read_source
+from ..engine.fixing import importers
 from ..engine.source import content_hash
 from ..findings import Finding, Kind, Severity, TargetId
 from ..fixes.catalogue import (
@@ -161,6 +163,11 @@ class Verdicts:
                 break
         # Over several targets, the weakest claim holds.
         verdict["paths"] = "example" if "example" in paths else ("both" if "both" in paths else "")
+        # A helper module's edit: other files that import it run it too, unverified.
+        if verdict["verified"] and os.path.realpath(rewrite.path) != os.path.realpath(
+            self.target_path(target)
+        ):
+            verdict["shared"] = importers(engine, rewrite.path, skip=self.target_path(target))
         # Kept only if the files did not change while it ran.
         if key is not None and key == _key(rewrite, target, self.target_path(target)):
             with self._lock:
@@ -172,8 +179,12 @@ class Verdicts:
 
 def shown(verdict: dict[str, Any]) -> str:
     """What a verified verdict showed, for a title: "equivalent", or "equal on 3 inputs
-    covering both paths" (the checks it passed are in the verdict)."""
-    return claim(str(verdict.get("paths", "")), int(verdict.get("inputs", 0)))
+    covering both paths" (the checks it passed are in the verdict), and for a helper module
+    other files import, that their targets were not run."""
+    said = claim(str(verdict.get("paths", "")), int(verdict.get("inputs", 0)))
+    if verdict.get("shared"):
+        said += f"; for this target only: {', '.join(verdict['shared'][:2])} import it too"
+    return said
 
 
 def failed(verdict: dict[str, Any]) -> str:

@@ -82,7 +82,11 @@ def _kinds(o: Outcome, loop: bool) -> set[str]:
     whether it exited at all."""
     if loop:
         return {"exit" if any(o.tests) else "end"}
-    return {"true" if t else "false" for t in o.tests}
+    # A branch that runs several times in one call (a layer used twice, a loop): only a call
+    # whose every test went one way shows that way's outputs and gradients whole (one where
+    # no test held gives its weights no gradient at all).
+    seen = {"true" if t else "false" for t in o.tests}
+    return seen if len(seen) == 1 else {"mixed"}
 
 
 def _variations(call: Call) -> Iterator[tuple[str, Call]]:
@@ -164,7 +168,8 @@ def _state_variations(state: dict[str, Any]) -> Iterator[tuple[str, dict[str, An
 
 def _structural(call: Call) -> Iterator[tuple[str, Call, dict[str, Any] | None]]:
     """The example's call with its batch doubled (every tensor of one dimension or more, with
-    the values negated in the second half), and its floating inputs as float64."""
+    the values negated in the second half), cut to one, and its floating inputs as float64,
+    bfloat16 and float16."""
 
     def batch(t: Any) -> Any:
         if not isinstance(t, torch.Tensor) or t.dim() == 0:
@@ -174,13 +179,25 @@ def _structural(call: Call) -> Iterator[tuple[str, Call, dict[str, Any] | None]]
             out = torch.cat([t.detach(), other.detach()], 0)
         return out.requires_grad_(t.requires_grad) if out.is_floating_point() else out
 
-    def wide(t: Any) -> Any:
-        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+    def first(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor) or t.dim() == 0 or t.shape[0] < 2:
             return t
-        return t.detach().to(torch.float64).requires_grad_(t.requires_grad)
+        return t.detach()[:1].clone().requires_grad_(t.requires_grad and t.is_floating_point())
+
+    def cast(dtype: torch.dtype) -> Callable[[Any], Any]:
+        def f(t: Any) -> Any:
+            if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+                return t
+            return t.detach().to(dtype).requires_grad_(t.requires_grad)
+
+        return f
 
     yield "batch doubled", Call(tree_map(batch, call.args), tree_map(batch, call.kwargs)), None
-    yield "as float64", Call(tree_map(wide, call.args), tree_map(wide, call.kwargs)), None
+    yield "a batch of one", Call(tree_map(first, call.args), tree_map(first, call.kwargs)), None
+    for dtype in (torch.float64, torch.bfloat16, torch.float16):
+        f = cast(dtype)
+        name = str(dtype).replace("torch.", "")
+        yield f"as {name}", Call(tree_map(f, call.args), tree_map(f, call.kwargs)), None
 
 
 def training(state: dict[str, Any]) -> dict[str, Any] | None:
@@ -219,11 +236,14 @@ def cover(
             raised = True
         return Outcome(call, how, list(probe.seen), raised, weights, seed)
 
+    reached = False
     for call in calls:
-        seen |= _kinds(once(call, "example"), loop)
+        o = once(call, "example")
+        reached = reached or bool(o.tests)
+        seen |= _kinds(o, loop)
     want = {"exit", "end"} if loop else {"true", "false"}
     cov = Coverage()
-    if not seen & want:
+    if not reached:
         cov.detail = "the example's calls never reach the branch"
         return cov
 

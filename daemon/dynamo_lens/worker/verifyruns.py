@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_flatten, tree_map
 
 from ..fixes.probe import probed
 from ..texts.errors import safe_str
@@ -52,6 +52,9 @@ class Run:
     # values (what a compiled run is compared on, the floats within tolerance).
     buffers: dict[str, Any] = field(default_factory=dict)
     coarse: dict[str, str] = field(default_factory=dict)
+    # Per output tensor: whether it asks for a gradient, and what it is a view of (an input,
+    # a weight) or "new": a caller can tell ``return x`` from a copy of ``x``.
+    traits: list[tuple[bool, str]] = field(default_factory=list)
 
 
 def run_eager(
@@ -75,6 +78,7 @@ def run_eager(
     given = clone(call)
     try:
         r.out, r.grads = forward_and_grads(eager_of(t.fn), given, grads, t.fn)
+        r.traits = _traits(r.out, given, t.fn)
     except Exception as exc:
         if not may_raise:
             raise
@@ -84,6 +88,29 @@ def run_eager(
         r.buffers = modelstate.save(t.fn, parameters=False)
         r.coarse = fingerprint(t.fn, given, values=False)
     return r
+
+
+def _traits(out: Any, given: Call, fn: Any) -> list[tuple[bool, str]]:
+    owners: dict[int, str] = {}
+    for i, t in enumerate(tree_flatten((given.args, given.kwargs))[0]):
+        if isinstance(t, torch.Tensor):
+            owners.setdefault(_storage(t), f"input {i}")
+    for m in modelstate._stateful(fn).values():
+        if isinstance(m, torch.nn.Module):
+            for t in (*m.parameters(), *m.buffers()):
+                owners.setdefault(_storage(t), "a weight or buffer")
+    return [
+        (t.requires_grad, owners.get(_storage(t), "new"))
+        for t in tree_flatten(out)[0]
+        if isinstance(t, torch.Tensor)
+    ]
+
+
+def _storage(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage().data_ptr() if t.numel() else -id(t)
+    except (RuntimeError, NotImplementedError):  # sparse, nested: no storage of its own
+        return -id(t)
 
 
 def differences(fixed: Run, original: Run, *, exact: bool, grads: bool) -> list[str]:
@@ -96,6 +123,15 @@ def differences(fixed: Run, original: Run, *, exact: bool, grads: bool) -> list[
             if fixed.raised
             else f"{fixed.how}: the rewrite returns where the original raises {original.raised}"
         ]
+    for i, (mine, theirs) in enumerate(zip(fixed.traits, original.traits, strict=False)):
+        if mine[0] != theirs[0]:
+            asks = "asks" if mine[0] else "does not ask"
+            return [f"{fixed.how}: output tensor {i} {asks} for a gradient, the original's not"]
+        if mine[1] != theirs[1]:
+            return [
+                f"{fixed.how}: output tensor {i} is {theirs[1]} itself in the original (a "
+                f"caller's in-place update reaches it), {mine[1]} in the rewrite"
+            ]
     rtol, atol = (0.0, 0.0) if exact else (None, None)
     diffs = compare(fixed.out, original.out, rtol=rtol, atol=atol, grad=False, label="output")
     if grads and fixed.grads.keys() != original.grads.keys():
