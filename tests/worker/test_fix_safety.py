@@ -60,15 +60,15 @@ def test_each_semantic_case_is_refused_or_verified_on_both_paths(ws: Path) -> No
     # An arm that changes the shape: the selection's arms differ, for every input size; one
     # that keeps a batch of one differs at other sizes; one whose dtype is the input's only
     # for float32 differs for float64.
-    for what, detail in (
-        ("shape", "differ in shape"),
-        ("batch one", "differ in shape: [1, 8] vs [2, 8]"),
-        ("dtype", "differ in dtype"),
-        ("python numbers", "not a tensor"),
+    for what, check, detail in (
+        ("shape", "arms match", "differ in shape"),
+        ("batch one", "outputs equal", "batch doubled: output: shape [2, 8] vs eager [1, 8]"),
+        ("dtype", "outputs equal", "as float64: output: dtype torch.float64"),
+        ("python numbers", "arms match", "not a tensor"),
     ):
         fix = fixes[here(src, what)]
         failed = [c for c in fix["checks"] if not c["ok"]]
-        assert not fix["verified"] and failed[0]["name"] == "arms match", fix
+        assert not fix["verified"] and failed[0]["name"] == check, fix
         assert detail in failed[0]["detail"], failed
     # A dropout in an arm of a model in eval mode: in training it draws on the path where the
     # original does not.
