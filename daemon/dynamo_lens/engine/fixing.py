@@ -4,7 +4,6 @@ for a module-wide setting)."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import os
 import time
@@ -25,7 +24,7 @@ from .filewrite import (
     replace_file,
     uninterrupted,
 )
-from .source import iter_python_files
+from .importers import importers
 
 
 @dataclass
@@ -139,7 +138,13 @@ def fixes_for(
                 engine, result, fix, every if rw.module_wide else fix.targets, cancel
             )
             if fix.verified and os.path.realpath(rw.path) != os.path.realpath(result.path):
-                fix.shared = importers(engine, rw.path, skip=result.path)
+                fix.shared = importers(
+                    engine.root,
+                    engine.config.excludes,
+                    rw.path,
+                    (rw.start, rw.end),
+                    skip=result.path,
+                )
                 if fix.shared:
                     fix.why = (
                         f"verified for {os.path.basename(result.path)}'s targets; "
@@ -156,38 +161,6 @@ def fixes_for(
         fix.seconds = time.perf_counter() - started
         out.append(fix)
     return out
-
-
-def importers(engine: Engine, edited: str, *, skip: str) -> list[str]:
-    """The workspace files other than ``skip`` (and ``edited``) that import ``edited``'s
-    module, by their import statements (``import helpers``, ``from pkg.helpers import f``,
-    ``from . import helpers``), relative to the root."""
-    stem = Path(edited).stem
-    try:
-        dotted = ".".join(
-            Path(os.path.realpath(edited)).relative_to(engine.root).with_suffix("").parts
-        )
-    except ValueError:
-        dotted = stem
-    found = []
-    for path in iter_python_files([engine.root], engine.config.excludes):
-        if os.path.realpath(path) in (os.path.realpath(skip), os.path.realpath(edited)):
-            continue
-        try:
-            tree = ast.parse(read_source(path).text)
-        except (WriteError, SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                names = [base, *(f"{base}.{a.name}" if base else a.name for a in node.names)]
-            if any(n in (dotted, stem) or n.endswith(f".{stem}") for n in names if n):
-                found.append(_label(engine, str(path)))
-                break
-    return found
 
 
 def _verify(

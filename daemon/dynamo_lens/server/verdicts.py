@@ -14,7 +14,7 @@ from typing import Any
 
 from ..engine.cancel import CancelToken
 from ..engine.filewrite import WriteError, read_source
-from ..engine.fixing import importers
+from ..engine.importers import importers
 from ..engine.source import content_hash
 from ..findings import Finding, Kind, Severity, TargetId
 from ..fixes.catalogue import (
@@ -167,7 +167,13 @@ class Verdicts:
         if verdict["verified"] and os.path.realpath(rewrite.path) != os.path.realpath(
             self.target_path(target)
         ):
-            verdict["shared"] = importers(engine, rewrite.path, skip=self.target_path(target))
+            verdict["shared"] = importers(
+                engine.root,
+                engine.config.excludes,
+                rewrite.path,
+                (rewrite.start, rewrite.end),
+                skip=self.target_path(target),
+            )
         # Kept only if the files did not change while it ran.
         if key is not None and key == _key(rewrite, target, self.target_path(target)):
             with self._lock:
