@@ -11,6 +11,7 @@ import os
 import platform
 import signal
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -89,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "verified by running them (break gone, outputs equal, no new recompile)",
     )
     c.add_argument("--verbose", "-v", action="store_true", help="explanations, hints, call chains")
+    _baseline_options(c)
     for name, what in (
         ("run", "run a command with torch's structured trace on, then report what it saw"),
         ("trace", "report what torch's structured trace logs (TORCH_TRACE=dir) saw"),
@@ -109,6 +111,20 @@ def _parser() -> argparse.ArgumentParser:
             help="paths recorded on another machine (repeatable)",
         )
         r.add_argument("--verbose", "-v", action="store_true")
+        _baseline_options(r)
+    g = sub.add_parser(
+        "diff", help="new, gone and unchanged findings between two reports or trace folders"
+    )
+    g.add_argument("old", type=Path, help="a JSON report (--format json) or a trace folder")
+    g.add_argument("new", type=Path, help="a JSON report (--format json) or a trace folder")
+    g.add_argument("--format", choices=("text", "json"), default="text")
+    g.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        help="where the files are, for reports without fingerprints and trace folders "
+        "(default: this folder)",
+    )
     x = sub.add_parser(
         "fix", help="propose rewrites that remove graph breaks, each verified by running it"
     )
@@ -124,6 +140,24 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="say whether this interpreter can run the worker")
     d.add_argument("--json", action="store_true")
     return p
+
+
+def _baseline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="accepted findings: they are marked known and only new ones fail "
+        "(default: baseline in [tool.dynamo-lens])",
+    )
+    p.add_argument(
+        "--write-baseline",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write this run's findings as the baseline and exit 0",
+    )
 
 
 def _doctor(as_json: bool) -> int:
@@ -195,6 +229,9 @@ def _check(args: argparse.Namespace) -> int:
         # Checked before the run: a long analysis must not end in a traceback and lose it all.
         print(f"dynamo-lens: cannot write the report to {args.output}: {problem}", file=sys.stderr)
         return EXIT_ERROR
+    ok, known = _gate(args, root, cfg.baseline)
+    if not ok:
+        return EXIT_ERROR
     files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes)))
     log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None
     results: list[FileResult] = []
@@ -208,11 +245,57 @@ def _check(args: argparse.Namespace) -> int:
                 attach(engine, results[-1], verify=args.fixes == "verify")
         if any(r.ran for r in results):
             env.update(engine.environment())
-    return _emit(results, root, env, args)
+    return _emit(results, root, env, args, known)
 
 
-def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any) -> int:
-    """Render ``results`` as ``check`` does (text, JSON, SARIF) and give its exit status."""
+def _gate(args: Any, root: Path, configured: str) -> tuple[bool, Counter[str] | None]:
+    """Before a long run: (ok, the baseline's fingerprints or None). Not ok (said on stderr)
+    when the baseline cannot be read or the one to write cannot be written."""
+    from .report.baseline import BaselineError, read
+
+    if args.write_baseline is not None:
+        if problem := _unwritable(args.write_baseline):
+            print(
+                f"dynamo-lens: cannot write the baseline {args.write_baseline}: {problem}",
+                file=sys.stderr,
+            )
+            return False, None
+        return True, None
+    path = args.baseline or ((root / configured) if configured else None)
+    if path is None:
+        return True, None
+    try:
+        return True, read(path)
+    except BaselineError as exc:
+        print(f"dynamo-lens: {exc}", file=sys.stderr)
+        return False, None
+
+
+def _emit(
+    results: list[FileResult],
+    root: Path,
+    env: dict[str, Any],
+    args: Any,
+    known: Counter[str] | None = None,
+) -> int:
+    """Render ``results`` as ``check`` does (text, JSON, SARIF) and give its exit status:
+    against a baseline (``known``), only new findings count."""
+    from .report import baseline, fingerprint
+
+    findings = [f for r in results for f in r.all_findings()]
+    fingerprint.assign(findings, root)
+    if args.write_baseline is not None:
+        try:
+            n = baseline.write(args.write_baseline, findings, root)
+        except baseline.BaselineError as exc:
+            print(f"dynamo-lens: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        print(
+            f"dynamo-lens: wrote the baseline {args.write_baseline}: {n} finding(s)",
+            file=sys.stderr,
+        )
+    elif known is not None:
+        baseline.mark(findings, known, root)
     if args.format == "json":
         from .report import jsonout
 
@@ -229,7 +312,11 @@ def _emit(results: list[FileResult], root: Path, env: dict[str, Any], args: Any)
         args.output.write_text(text + "\n")
     else:
         print(text)
-    worst = max((f.severity.rank for r in results for f in r.all_findings()), default=-1)
+    if args.write_baseline is not None:
+        return EXIT_CLEAN
+    if known is not None:
+        return EXIT_FINDINGS if baseline.failing(findings) else EXIT_CLEAN
+    worst = max((f.severity.rank for f in findings), default=-1)
     return EXIT_FINDINGS if worst >= Severity.WARNING.rank else EXIT_CLEAN
 
 
@@ -241,6 +328,7 @@ def _fix(args: argparse.Namespace) -> int:
     from .engine.filewrite import workspace_lock
     from .engine.fixing import Fix, apply_verified, fixes_for
     from .findings import Kind
+    from .report import fixout
 
     root = (args.root or find_root(args.paths)).resolve()
     overrides: dict[str, Any] = {"checks": ["breaks", "recompiles"]}
@@ -260,7 +348,7 @@ def _fix(args: argparse.Namespace) -> int:
     def wrote(fix: Fix) -> None:
         # Said as it happens: a run killed later has still told what it changed.
         applied.append(fix)
-        d = _fix_dict(fix, root)
+        d = fixout.fix_dict(fix, root)
         print(
             f"dynamo-lens: wrote {d['path']}: {d['rule']} at line {d['line']}",
             file=sys.stderr,
@@ -292,7 +380,7 @@ def _fix(args: argparse.Namespace) -> int:
                     if not any(x.kind is Kind.ERROR for x in result.all_findings()):
                         report += fixes_for(engine, result)
     except KeyboardInterrupt:
-        names = ", ".join(dict.fromkeys(_fix_dict(x, root)["path"] for x in applied))
+        names = ", ".join(dict.fromkeys(fixout.fix_dict(x, root)["path"] for x in applied))
         print(
             f"dynamo-lens: interrupted; changed so far: {names or 'nothing'} (each file is "
             "either as it was or wholly rewritten)",
@@ -308,14 +396,14 @@ def _fix(args: argparse.Namespace) -> int:
         from .findings import to_wire
 
         doc = {
-            "fixes": [_fix_dict(x, root) for x in report],
-            "applied": [_fix_dict(x, root) for x in applied],
+            "fixes": [fixout.fix_dict(x, root) for x in report],
+            "applied": [fixout.fix_dict(x, root) for x in applied],
             "errors": errors,
             "problems": to_wire(problems),
         }
         print(json.dumps(doc, indent=2))
     else:
-        print(_fix_text(report, applied, problems, root))
+        print(fixout.render(report, applied, problems, root))
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if problems else EXIT_CLEAN
@@ -328,62 +416,6 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _rel(path: str, root: Path) -> str:
-    try:
-        return str(Path(path).relative_to(root))
-    except ValueError:
-        return path
-
-
-def _fix_dict(fix: Any, root: Path) -> dict[str, Any]:
-    f, rw = fix.finding, fix.rewrite
-    return {
-        "path": _rel(f.path, root),
-        "line": f.line,
-        "gb_type": f.data.get("gb_type", ""),
-        "gb_id": f.gb_id,
-        "message": f.message,
-        "targets": fix.targets,
-        "rule": rw.rule if rw else None,
-        "title": rw.title if rw else None,
-        "verified": fix.verified,
-        "claim": fix.claim if fix.verified else None,
-        "applicable": fix.applicable,
-        "checks": fix.checks,
-        "why": fix.why,
-        "seconds": round(fix.seconds, 3),
-        "diff": fix.diff,
-    }
-
-
-def _fix_text(report: list[Any], applied: list[Any], problems: list[Any], root: Path) -> str:
-    from .report import text as textout
-
-    lines = [textout.line_for(p, root) for p in problems]
-    for fix in applied:
-        d = _fix_dict(fix, root)
-        lines.append(f"applied {d['rule']} at {d['path']}:{d['line']} (verified: {d['claim']})")
-    for fix in report:
-        d = _fix_dict(fix, root)
-        lines.append(f"{d['path']}:{d['line']}: {d['gb_type'] or d['message']}")
-        lines.append(f"  reported by {', '.join(d['targets'])}")
-        if d["rule"]:
-            state = f"verified: {d['claim']}" if d["verified"] else "not verified"
-            if d["verified"] and not d["applicable"]:
-                state += "; --apply does not write it"
-            lines.append(f"  {d['rule']}: {d['title']} ({state}; {d['seconds']:.1f} s)")
-        for c in d["checks"]:
-            mark = "ok  " if c["ok"] else "FAIL"
-            lines.append(f"    {mark} {c['name']}" + (f": {c['detail']}" if c["detail"] else ""))
-        if d["why"]:
-            lines.append(f"  {d['why']}")
-        if d["diff"]:
-            lines += ["    " + ln for ln in d["diff"].rstrip("\n").splitlines()]
-    if not report and not applied and not problems:
-        lines.append("no graph breaks")
-    return "\n".join(lines)
-
-
 def _runs(args: argparse.Namespace) -> int:
     """``trace`` and ``run``: findings from torch's structured trace of a real run."""
     from .runs.command import TracedRun, report_environment, summary_text, trace_results
@@ -392,6 +424,9 @@ def _runs(args: argparse.Namespace) -> int:
     root = (args.workspace or Path.cwd()).resolve()
     if args.output is not None and (problem := _unwritable(args.output)):
         print(f"dynamo-lens: cannot write the report to {args.output}: {problem}", file=sys.stderr)
+        return EXIT_ERROR
+    ok, known = _gate(args, root, load(root)[0].baseline)
+    if not ok:
         return EXIT_ERROR
     maps = []
     for m in args.path_map or []:
@@ -438,12 +473,46 @@ def _runs(args: argparse.Namespace) -> int:
     if args.command == "run":
         # Kept: tlparse and a later `dynamo-lens trace` read the same folder.
         print(f"dynamo-lens: torch's trace of the run is in {paths[0]}", file=sys.stderr)
-    status = _emit(run.results, root, report_environment(run, code), args)
+    if code and args.write_baseline is not None:
+        print(
+            f"dynamo-lens: {_how_it_ended(code)}: no baseline written (it would miss what the "
+            "command did not run)",
+            file=sys.stderr,
+        )
+        args.write_baseline = None
+    status = _emit(run.results, root, report_environment(run, code), args, known)
     if args.format == "text" and (table := summary_text(run, root)):
         print(table)
     # A command that failed or was killed ran only part of what it should: its findings are
     # incomplete, so CI must not read the run as clean.
     return EXIT_ERROR if code else status
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """``diff OLD NEW``: exit 1 when NEW has a finding OLD has not, 2 when a side is unreadable."""
+    from .report import diff
+
+    root = (args.workspace or Path.cwd()).resolve()
+    sides = []
+    for path in (args.old, args.new):
+        try:
+            if path.is_dir():
+                from .runs.command import trace_results
+
+                run = trace_results([path], root, [], f"trace {path}")
+                found = [f for r in run.results for f in r.all_findings()]
+            else:
+                found = diff.read_report(path)
+        except diff.DiffError as exc:
+            print(f"dynamo-lens: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        sides.append(diff.fingerprinted(found, root))
+    d = diff.compare(*sides)
+    if args.format == "json":
+        print(json.dumps(diff.document(d), indent=2))
+    else:
+        print(diff.text(d, root))
+    return EXIT_FINDINGS if d.new else EXIT_CLEAN
 
 
 def _how_it_ended(code: int) -> str:
@@ -472,6 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_CLEAN
         if args.command in ("run", "trace"):
             return _runs(args)
+        if args.command == "diff":
+            return _diff(args)
         if args.command == "fix":
             return _fix(args)
         return _check(args)

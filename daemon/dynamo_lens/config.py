@@ -92,6 +92,10 @@ def _name(value: Any) -> tuple[bool, Any]:
     return isinstance(value, str) and bool(value), value
 
 
+def _text(value: Any) -> tuple[bool, Any]:
+    return isinstance(value, str), value
+
+
 def _mode(value: Any) -> tuple[bool, Any]:
     return value in MODES, value
 
@@ -178,6 +182,9 @@ class Config:
     keep_diagnostics_on_close: bool = _setting(
         True, _flag, alias="keepDiagnosticsOnClose", live=True
     )
+    # The accepted findings (report/baseline.py), relative to the workspace: a check fails
+    # only on findings not in it. "" for none.
+    baseline: str = _setting("", _text, results=False)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -183,6 +183,11 @@ class Finding:
     # Shown after the message, set where the finding is made: its provenance (a guess) or why
     # it is unconfirmed (Restricted Mode). The message itself is never rewritten.
     note: str = ""
+    # Stable identity across line moves and reformatting (report/fingerprint.py), set where
+    # findings are reported against a baseline: JSON, SARIF, ``diff``.
+    fingerprint: str = ""
+    # Against a baseline (report/baseline.py): "known" or "new"; "" when there is none.
+    baseline: str = ""
 
     def __post_init__(self) -> None:
         # Every renderer (LSP, SARIF) needs start <= end; a range made from a multi-line

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from dynamo_lens.findings import FileResult, from_wire
-from dynamo_lens.report import jsonout, sarif, text
+from dynamo_lens.report import fingerprint, jsonout, sarif, text
 from dynamo_lens.runs.command import report_environment, summary_text, trace_results
 from goldens import GOLDEN, check, dumps, normalise, normalise_text
 
@@ -26,6 +26,9 @@ def test_the_check_report_renders_as_reviewed(request: pytest.FixtureRequest) ->
     recorded = json.loads(RESULTS.read_text())
     results = from_wire(recorded["results"], list[FileResult])
     root = Path("/ws")
+    # As the CLI reports them: fingerprinted (the recorded paths do not exist here, so each
+    # is made from its message; tests/unit/test_fingerprints.py covers the source's part).
+    fingerprint.assign([f for r in results for f in r.all_findings()], root)
     check(request, "check/example_workspace.txt", text.render(results, root, verbose=True))
     check(request, "check/example_workspace.json", jsonout.render(results, recorded["environment"]))
     check(request, "check/example_workspace.sarif", sarif.render(results, root))
@@ -43,6 +46,7 @@ def test_a_recorded_run_reads_as_reviewed(
     shutil.copytree(TRACES / "src", ws)
     run = trace_results([log], ws, [(RECORDED_WS, str(ws))], f"trace {log.name}")
     assert run.skipped == 0
+    fingerprint.assign([f for r in run.results for f in r.all_findings()], ws)
     doc = jsonout.document(run.results, report_environment(run, 0))
     name = f"traces/{log.parent.name}/{log.name.removesuffix('.log.gz')}"
     check(request, f"{name}.json", dumps(normalise(doc, ws)))

@@ -10,6 +10,7 @@ from typing import Any
 import dynamo_lens
 
 from ..findings import FileResult, Finding, FixData, Severity
+from .fingerprint import VERSION as FINGERPRINT
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {
@@ -106,6 +107,11 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
                 "locations": [_location(f.path, f.line, f.column, f.end_line, f.end_column, root)],
                 "properties": {"kind": f.kind.value, "target": f.target, "device": f.device},
             }
+            if f.fingerprint:
+                # Code scanning tracks an alert across commits by these, not by its line.
+                r["partialFingerprints"] = {FINGERPRINT: f.fingerprint}
+            if f.baseline:
+                r["baselineState"] = "unchanged" if f.baseline == "known" else "new"
             if related := f.related():
                 r["relatedLocations"] = [
                     {

@@ -18,7 +18,9 @@ def _rel(path: str, root: Path) -> str:
 def line_for(f: Finding, root: Path) -> str:
     code = f" [{f.gb_id}]" if f.gb_id else ""
     where = f" ({f.device})" if f.device else ""
-    return f"{_rel(f.path, root)}:{f.line}:{f.column}: {f.severity.value}: {f.text}{code}{where}"
+    known = " (known: in the baseline)" if f.baseline == "known" else ""
+    at = f"{_rel(f.path, root)}:{f.line}:{f.column}"
+    return f"{at}: {f.severity.value}: {f.text}{code}{where}{known}"
 
 
 def compile_time_line(cost: object, root: Path, top: int = 3) -> str:
@@ -65,5 +67,7 @@ def render(results: list[FileResult], root: Path, verbose: bool = False) -> str:
             if verbose and line:
                 out.append(f"{rep.target}: {line}")
     targets = sum(len(r.reports) for r in results)
-    out.append(f"{len(results)} file(s), {targets} target(s), {count} finding(s)")
+    marked = [f.baseline for r in results for f in r.all_findings() if f.baseline]
+    against = f" ({marked.count('new')} new, {marked.count('known')} known)" if marked else ""
+    out.append(f"{len(results)} file(s), {targets} target(s), {count} finding(s){against}")
     return "\n".join(out)

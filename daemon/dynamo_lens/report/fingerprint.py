@@ -1,0 +1,166 @@
+"""Stable fingerprints for findings: the identity a baseline, ``diff`` and SARIF's
+``partialFingerprints`` match on.
+
+A fingerprint must survive what does not change the finding: lines moving, unrelated code
+changing, reformatting. So it is made of the workspace-relative path, the kind and graph-break
+id, the qualified name of the enclosing function, the finding's own statement normalised (its
+syntax tree printed back: spacing, quotes, comments and line wrapping do not count), the device,
+and an occurrence index among findings that agree on all of these. The line number is not in it.
+Torch-free and LSP-free: the CLI, the gate and the editor compute the same value.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from ..findings import Finding
+
+VERSION = "dynamoLens/v1"  # SARIF partialFingerprints key: a new recipe gets a new key
+
+
+def relative(path: str, root: Path) -> str:
+    """``path`` relative to ``root`` in POSIX form; a file outside keeps its absolute path."""
+    try:
+        rel = Path(os.path.relpath(path, root))
+    except ValueError:
+        return Path(path).as_posix()
+    return Path(path).as_posix() if rel.parts[:1] == ("..",) else rel.as_posix()
+
+
+@lru_cache(maxsize=256)
+def _parsed(path: str, mtime_ns: int, size: int) -> ast.Module | None:
+    # Keyed by mtime and size too: the same path edited between two calls is parsed again.
+    try:
+        with open(path, "rb") as fh:
+            return ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _tree(path: str) -> ast.Module | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _parsed(path, st.st_mtime_ns, st.st_size)
+
+
+def _header(node: ast.stmt) -> str:
+    """A compound statement by its own line's part: ``if <test>``, ``for <t> in <it>``, a
+    ``def``'s signature; the body is other statements."""
+    if isinstance(node, (ast.If, ast.While)):
+        return f"{type(node).__name__.lower()} {ast.unparse(node.test)}"
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return f"for {ast.unparse(node.target)} in {ast.unparse(node.iter)}"
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return "with " + ", ".join(ast.unparse(i) for i in node.items)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return f"def {node.name}({ast.unparse(node.args)})"
+    if isinstance(node, ast.ClassDef):
+        return f"class {node.name}"
+    if isinstance(node, ast.Try):
+        return "try"
+    if isinstance(node, ast.Match):
+        return f"match {ast.unparse(node.subject)}"
+    return ast.unparse(node)
+
+
+_COMPOUND = (
+    ast.If,
+    ast.While,
+    ast.For,
+    ast.AsyncFor,
+    ast.With,
+    ast.AsyncWith,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Try,
+    ast.Match,
+)
+
+
+def locate(tree: ast.Module, line: int) -> tuple[str, str]:
+    """(qualified name of the function or class around ``line``, ``<module>`` at the top;
+    the normalised text of the innermost statement on ``line``, "" when none is)."""
+    scope: list[str] = []
+    stmt: ast.stmt | None = None
+    body: list[ast.stmt] = tree.body
+    while True:
+        here = next(
+            (s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)),
+            None,
+        )
+        if here is None:
+            break
+        stmt = here
+        if not isinstance(here, _COMPOUND):
+            break
+        if isinstance(here, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # The def line itself (a decorator, the signature) belongs to the scope outside.
+            first = here.body[0].lineno if here.body else here.lineno
+            if line < first:
+                break
+            scope.append(here.name)
+        inner = [
+            s
+            for block in ("body", "orelse", "finalbody", "handlers", "cases")
+            for s in _stmts(getattr(here, block, []))
+        ]
+        # A line in the header (an ``if``'s test) is the compound statement itself.
+        if not any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in inner):
+            break
+        body = inner
+    text = (
+        ""
+        if stmt is None
+        else (_header(stmt) if isinstance(stmt, _COMPOUND) else ast.unparse(stmt))
+    )
+    return ".".join(scope) or "<module>", text
+
+
+def _stmts(items: list[object]) -> list[ast.stmt]:
+    """The statements of a block, with those inside ``except`` handlers and ``case`` arms."""
+    out: list[ast.stmt] = []
+    for item in items:
+        if isinstance(item, (ast.ExceptHandler, ast.match_case)):
+            out += item.body
+        elif isinstance(item, ast.stmt):
+            out.append(item)
+    return out
+
+
+def _parts(f: Finding, root: Path) -> tuple[str, ...]:
+    tree = _tree(f.path)
+    function, text = locate(tree, f.line) if tree is not None else ("", "")
+    if not text:
+        # No source to read (a trace from elsewhere, a deleted file): what torch said instead.
+        function, text = function or "", " ".join(f.message.split())
+    return (
+        relative(f.path, root),
+        f.kind.value,
+        f.gb_id or str(f.data.get("gb_type", "")),
+        function,
+        text,
+        f.device or "",
+    )
+
+
+def assign(findings: Iterable[Finding], root: Path) -> None:
+    """Set ``fingerprint`` on each finding. Findings that agree on everything else are told
+    apart by their order in the file (line, then column)."""
+    items = sorted(findings, key=lambda f: (f.path, f.line, f.column))
+    seen: Counter[tuple[str, ...]] = Counter()
+    for f in items:
+        parts = _parts(f, root)
+        occurrence = seen[parts]
+        seen[parts] += 1
+        raw = json.dumps([*parts, occurrence], ensure_ascii=False)
+        f.fingerprint = hashlib.sha256(raw.encode()).hexdigest()[:32]
