@@ -100,4 +100,7 @@ def iter_python_files(paths: Iterable[Path], excludes: Sequence[str]) -> Iterato
             dirnames[:] = sorted(d for d in dirnames if d not in ex and not d.startswith("."))
             for name in sorted(filenames):
                 if name.endswith(".py"):
-                    yield Path(dirpath, name).resolve()
+                    try:
+                        yield Path(dirpath, name).resolve()
+                    except (OSError, RuntimeError):  # a link loop: not a file to read
+                        continue
