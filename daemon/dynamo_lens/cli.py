@@ -11,17 +11,19 @@ import os
 import platform
 import signal
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import ALL_CHECKS, Config, load
 from .engine.analysis import Engine
 from .engine.source import iter_python_files
 from .findings import FileResult, Severity
+
+if TYPE_CHECKING:
+    from .report.baseline import Known
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -248,12 +250,24 @@ def _check(args: argparse.Namespace) -> int:
     return _emit(results, root, env, args, known)
 
 
-def _gate(args: Any, root: Path, configured: str) -> tuple[bool, Counter[str] | None]:
+def _gate(args: Any, root: Path, configured: str) -> tuple[bool, Known | None]:
     """Before a long run: (ok, the baseline's fingerprints or None). Not ok (said on stderr)
     when the baseline cannot be read or the one to write cannot be written."""
     from .report.baseline import BaselineError, read
 
+    if args.write_baseline is not None and args.baseline is not None:
+        print(
+            "dynamo-lens: --baseline and --write-baseline together: check against one, or "
+            "write one",
+            file=sys.stderr,
+        )
+        return False, None
     if args.write_baseline is not None:
+        if args.output is not None and os.path.realpath(args.output) == os.path.realpath(
+            args.write_baseline
+        ):
+            print("dynamo-lens: the report (-o) and the baseline are one file", file=sys.stderr)
+            return False, None
         if problem := _unwritable(args.write_baseline):
             print(
                 f"dynamo-lens: cannot write the baseline {args.write_baseline}: {problem}",
@@ -276,7 +290,7 @@ def _emit(
     root: Path,
     env: dict[str, Any],
     args: Any,
-    known: Counter[str] | None = None,
+    known: Known | None = None,
 ) -> int:
     """Render ``results`` as ``check`` does (text, JSON, SARIF) and give its exit status:
     against a baseline (``known``), only new findings count."""
@@ -496,10 +510,12 @@ def _diff(args: argparse.Namespace) -> int:
     sides = []
     for path in (args.old, args.new):
         try:
-            if path.is_dir():
+            if path.is_dir() or path.name.endswith((".log", ".log.gz")):
                 from .runs.command import trace_results
 
                 run = trace_results([path], root, [], f"trace {path}")
+                if not run.files:
+                    raise diff.DiffError(f"no torch trace log in {path}")
                 found = [f for r in run.results for f in r.all_findings()]
             else:
                 found = diff.read_report(path)

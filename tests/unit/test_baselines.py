@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -184,7 +183,7 @@ def test_compare_matches_by_fingerprint_as_many_times_as_each_occurs() -> None:
 
 def test_mark_counts_each_baseline_entry_once() -> None:
     items = [_f("a", 1), _f("a", 2)]
-    baseline.mark(items, Counter({"a": 1}), Path("/w"))
+    baseline.mark(items, {"a": [Severity.WARNING.rank]}, Path("/w"))
     assert [f.baseline for f in items] == ["known", "new"]
     assert baseline.failing(items) == [items[1]]
 
@@ -228,3 +227,72 @@ def test_diff_of_something_else_is_a_clear_error(
         bad.write_text(content)
     assert main(["diff", str(bad), str(bad)]) == 2
     assert said in capsys.readouterr().err
+
+
+def test_a_failed_analysis_is_never_known(tmp_path: Path) -> None:
+    err = Finding(Kind.ERROR, Severity.ERROR, str(tmp_path / "a.py"), 1, 1, 1, 2, "raised")
+    base = tmp_path / "b.json"
+    assert baseline.write(base, [err], tmp_path) == 0
+    assign_known = baseline.read(base)
+    baseline.mark([err], {err.fingerprint: [3]}, tmp_path)
+    assert err.baseline == "new" and assign_known == {}
+
+
+def test_a_finding_whose_severity_rose_is_new() -> None:
+    hint = _f("a")
+    baseline.mark([hint], {"a": [Severity.INFORMATION.rank]}, Path("/w"))
+    assert hint.baseline == "new"
+    baseline.mark([hint], {"a": [Severity.ERROR.rank]}, Path("/w"))
+    assert hint.baseline == "known"
+
+
+def test_a_baseline_is_written_through_a_link_with_the_usual_mode(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    baseline.write(link, [_f("a")], tmp_path)
+    assert link.is_symlink() and json.loads(real.read_text())["findings"]
+    assert real.stat().st_mode & 0o777 == 0o640
+    fresh = tmp_path / "fresh.json"
+    baseline.write(fresh, [], tmp_path)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    with pytest.raises(baseline.BaselineError, match="not a regular file"):
+        baseline.write(tmp_path, [], tmp_path)
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + fresh.read_bytes())
+    assert baseline.read(bom) == {}
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--baseline", "{ws}/b.json", "--write-baseline", "{ws}/c.json"), "together"),
+        (("--write-baseline", "{ws}/r.json", "-o", "{ws}/r.json"), "are one file"),
+    ],
+)
+def test_conflicting_baseline_options_are_refused(
+    ws: Path, capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], said: str
+) -> None:
+    args = [a.format(ws=ws) for a in extra]
+    assert main(["check", str(ws / "models"), "--checks", "static", *args]) == 2
+    captured = capsys.readouterr()
+    assert said in captured.err and captured.out == ""
+    assert not (ws / "r.json").exists() and not (ws / "c.json").exists()
+
+
+def test_diff_of_a_folder_without_trace_logs_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    assert main(["diff", str(tmp_path / "empty"), str(tmp_path / "empty")]) == 2
+    assert "no torch trace log" in capsys.readouterr().err

@@ -103,3 +103,45 @@ def test_a_finding_without_readable_source_is_fingerprinted_by_its_message(
     c = _finding(bad, 1)
     assign([c], tmp_path)
     assert c.fingerprint
+
+
+DECORATED = textwrap.dedent(
+    """\
+    import torch
+
+
+    class M:
+        @torch.compile
+        def a(self, x):
+            return x
+
+        @torch.compile
+        def b(self, x):
+            return x
+
+
+    @torch.compile
+    def f(x):
+        return x
+    """
+)
+
+
+def test_a_decorator_line_belongs_to_its_function() -> None:
+    # torch puts a guard on an argument at the function's first line: its first decorator.
+    tree = ast.parse(DECORATED)
+    assert locate(tree, 5) == ("M.a", "def a(self, x)")
+    assert locate(tree, 9) == ("M.b", "def b(self, x)")
+    assert locate(tree, 14) == ("f", "def f(x)")
+
+
+def test_guards_on_one_line_are_told_apart(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(DECORATED)
+    a, b = (
+        Finding(Kind.RECOMPILE, Severity.WARNING, str(path), 14, 1, 14, 2, "Recompile", data=d)
+        for d in ({"guard_kind": "dtype", "variable": "x"}, {"guard_kind": "size", "variable": "x"})
+    )
+    assign([a], tmp_path)
+    assign([b], tmp_path)
+    assert a.fingerprint != b.fingerprint

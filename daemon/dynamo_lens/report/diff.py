@@ -25,10 +25,10 @@ class DiffError(Exception):
 def read_report(path: Path) -> list[Finding]:
     """The findings of a JSON report (a trace folder is read by the caller, as ``trace``)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise DiffError(f"no such file or folder: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise DiffError(
             f"{path} is neither a JSON report (--format json) nor a trace folder: {exc}"
         ) from None

@@ -5,7 +5,8 @@ A fingerprint must survive what does not change the finding: lines moving, unrel
 changing, reformatting. So it is made of the workspace-relative path, the kind and graph-break
 id, the qualified name of the enclosing function, the finding's own statement normalised (its
 syntax tree printed back: spacing, quotes, comments and line wrapping do not count), the device,
-and an occurrence index among findings that agree on all of these. The line number is not in it.
+and an occurrence index among findings that agree on all of these. For a recompile, the guard's
+kind and variable are in it too (several guards can sit on one line). The line number is not.
 Torch-free and LSP-free: the CLI, the gate and the editor compute the same value.
 """
 
@@ -65,7 +66,7 @@ def _header(node: ast.stmt) -> str:
         return f"def {node.name}({ast.unparse(node.args)})"
     if isinstance(node, ast.ClassDef):
         return f"class {node.name}"
-    if isinstance(node, ast.Try):
+    if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
         return "try"
     if isinstance(node, ast.Match):
         return f"match {ast.unparse(node.subject)}"
@@ -83,6 +84,7 @@ _COMPOUND = (
     ast.AsyncFunctionDef,
     ast.ClassDef,
     ast.Try,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
     ast.Match,
 )
 
@@ -94,28 +96,25 @@ def locate(tree: ast.Module, line: int) -> tuple[str, str]:
     stmt: ast.stmt | None = None
     body: list[ast.stmt] = tree.body
     while True:
-        here = next(
-            (s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)),
-            None,
-        )
+        here = next((s for s in body if _start(s) <= line <= (s.end_lineno or s.lineno)), None)
         if here is None:
             break
         stmt = here
         if not isinstance(here, _COMPOUND):
             break
         if isinstance(here, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            # The def line itself (a decorator, the signature) belongs to the scope outside.
-            first = here.body[0].lineno if here.body else here.lineno
-            if line < first:
-                break
             scope.append(here.name)
+            # Its decorators and signature (where torch puts a guard on an argument) are the
+            # function's own, as the header.
+            if line < (_start(here.body[0]) if here.body else here.lineno):
+                break
         inner = [
             s
             for block in ("body", "orelse", "finalbody", "handlers", "cases")
             for s in _stmts(getattr(here, block, []))
         ]
         # A line in the header (an ``if``'s test) is the compound statement itself.
-        if not any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in inner):
+        if not any(_start(s) <= line <= (s.end_lineno or s.lineno) for s in inner):
             break
         body = inner
     text = (
@@ -124,6 +123,12 @@ def locate(tree: ast.Module, line: int) -> tuple[str, str]:
         else (_header(stmt) if isinstance(stmt, _COMPOUND) else ast.unparse(stmt))
     )
     return ".".join(scope) or "<module>", text
+
+
+def _start(node: ast.stmt) -> int:
+    """A statement's first line: a decorated definition starts at its first decorator."""
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)])
 
 
 def _stmts(items: list[object]) -> list[ast.stmt]:
@@ -147,6 +152,10 @@ def _parts(f: Finding, root: Path) -> tuple[str, ...]:
         relative(f.path, root),
         f.kind.value,
         f.gb_id or str(f.data.get("gb_type", "")),
+        # A recompile's guard: several can sit on one line (a def's arguments).
+        str(f.data.get("guard_kind", "")),
+        str(f.data.get("variable", "")),
+        str(f.data.get("fallback", "")),
         function,
         text,
         f.device or "",
