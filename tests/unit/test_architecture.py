@@ -21,13 +21,14 @@ LAYERS = {
     "texts": 1,
     "static": 1,
     "fixes": 1,
-    "report": 1,
+    "report": 2,  # reads source lines through texts
     "engine": 2,
     "runs": 3,
     "worker": 4,
     "server": 4,
     "server.lsp": 5,
     "cli": 6,
+    "pytest_plugin": 6,
     "__main__": 7,
 }
 

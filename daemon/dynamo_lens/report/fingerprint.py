@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..findings import Finding
+from ..texts.locate import MAX_LIBRARY_BYTES, read_regular
 
 VERSION = "dynamoLens/v1"  # SARIF partialFingerprints key: a new recipe gets a new key
 
@@ -38,10 +39,13 @@ def relative(path: str, root: Path) -> str:
 @lru_cache(maxsize=256)
 def _parsed(path: str, mtime_ns: int, size: int) -> ast.Module | None:
     # Keyed by mtime and size too: the same path edited between two calls is parsed again.
+    # Paths come from traces made anywhere: a FIFO or a device would block a plain open().
+    data = read_regular(path, MAX_LIBRARY_BYTES)
+    if data is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            return ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
+        return ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
