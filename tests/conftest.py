@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ("pytester",)
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # Daemons and engines started by tests keep their result caches in a throwaway folder, not in

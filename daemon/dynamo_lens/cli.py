@@ -160,6 +160,12 @@ def _baseline_options(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write this run's findings as the baseline and exit 0",
     )
+    p.add_argument(
+        "--fail-on",
+        choices=[s.value for s in Severity],
+        default=Severity.WARNING.value,
+        help="the lowest severity that fails (default warning; static hints are information)",
+    )
 
 
 def _doctor(as_json: bool) -> int:
@@ -328,10 +334,8 @@ def _emit(
         print(text)
     if args.write_baseline is not None:
         return EXIT_CLEAN
-    if known is not None:
-        return EXIT_FINDINGS if baseline.failing(findings) else EXIT_CLEAN
-    worst = max((f.severity.rank for f in findings), default=-1)
-    return EXIT_FINDINGS if worst >= Severity.WARNING.rank else EXIT_CLEAN
+    # Without a baseline every finding is new (baseline.failing counts those not "known").
+    return EXIT_FINDINGS if baseline.failing(findings, Severity(args.fail_on)) else EXIT_CLEAN
 
 
 def _fix(args: argparse.Namespace) -> int:

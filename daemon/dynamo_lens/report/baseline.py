@@ -138,6 +138,6 @@ def mark(findings: Iterable[Finding], known: Known, root: Path) -> None:
             f.baseline = KNOWN
 
 
-def failing(findings: Iterable[Finding]) -> list[Finding]:
-    """The findings that fail a check: warnings and errors not in the baseline."""
-    return [f for f in findings if f.severity.rank >= Severity.WARNING.rank and f.baseline != KNOWN]
+def failing(findings: Iterable[Finding], floor: Severity = Severity.WARNING) -> list[Finding]:
+    """The findings that fail a check: those at ``floor`` or above not in the baseline."""
+    return [f for f in findings if f.severity.rank >= floor.rank and f.baseline != KNOWN]
