@@ -21,6 +21,7 @@ from .config import ALL_CHECKS, Config, load
 from .engine.analysis import Engine
 from .engine.source import iter_python_files
 from .findings import FileResult, Severity
+from .report.baseline import unwritable
 
 if TYPE_CHECKING:
     from .report.baseline import Known
@@ -205,18 +206,24 @@ def _settings(root: Path, overrides: dict[str, Any], paths: Sequence[Path]) -> C
     return cfg
 
 
-def _unwritable(path: Path) -> str | None:
-    if path.is_dir():
-        return "it is a folder"
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        return f"no such folder {parent}"
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return "permission denied"
-    return None
+def _mixed_projects(paths: Sequence[Path]) -> str | None:
+    """Why ``paths`` cannot be checked as one workspace: they sit in different projects (each
+    its own pyproject.toml, settings and baseline); a file outside the first project's root
+    would be taken for library code and its findings dropped."""
+    roots = sorted({str(find_root([p])) for p in paths})
+    if len(roots) < 2:
+        return None
+    return (
+        f"the paths are in {len(roots)} projects ({', '.join(roots[:3])}"
+        f"{', ...' if len(roots) > 3 else ''}): check each project on its own, or pass --root "
+        "with a folder above them all (in pre-commit: args: [--root, .])"
+    )
 
 
 def _check(args: argparse.Namespace) -> int:
+    if args.root is None and (problem := _mixed_projects(args.paths)):
+        print(f"dynamo-lens: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     root = (args.root or find_root(args.paths)).resolve()
     overrides: dict[str, Any] = {}
     dynamic_checks = None
@@ -233,7 +240,7 @@ def _check(args: argparse.Namespace) -> int:
     cfg = _settings(root, overrides, args.paths)
     if cfg is None:
         return EXIT_ERROR
-    if args.output is not None and (problem := _unwritable(args.output)):
+    if args.output is not None and (problem := unwritable(args.output)):
         # Checked before the run: a long analysis must not end in a traceback and lose it all.
         print(f"dynamo-lens: cannot write the report to {args.output}: {problem}", file=sys.stderr)
         return EXIT_ERROR
@@ -274,7 +281,7 @@ def _gate(args: Any, root: Path, configured: str) -> tuple[bool, Known | None]:
         ):
             print("dynamo-lens: the report (-o) and the baseline are one file", file=sys.stderr)
             return False, None
-        if problem := _unwritable(args.write_baseline):
+        if problem := unwritable(args.write_baseline):
             print(
                 f"dynamo-lens: cannot write the baseline {args.write_baseline}: {problem}",
                 file=sys.stderr,
@@ -440,7 +447,7 @@ def _runs(args: argparse.Namespace) -> int:
     from .runs.tracelog import printable
 
     root = (args.workspace or Path.cwd()).resolve()
-    if args.output is not None and (problem := _unwritable(args.output)):
+    if args.output is not None and (problem := unwritable(args.output)):
         print(f"dynamo-lens: cannot write the report to {args.output}: {problem}", file=sys.stderr)
         return EXIT_ERROR
     ok, known = _gate(args, root, load(root)[0].baseline)

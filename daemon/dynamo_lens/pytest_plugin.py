@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import shutil
 import sys
 import tempfile
@@ -25,10 +26,13 @@ from typing import Any
 import pytest
 
 from .findings import Finding, Kind, from_wire, to_wire
-from .report.baseline import BaselineError, Known, failing, mark, read, write
+from .report.baseline import BaselineError, Known, failing, mark, read, unwritable, write
 from .report.fingerprint import assign, relative
 
 _WORKER_KEY = "dynamo_lens_findings"
+# Who caused what ran outside every test's protocol.
+BEFORE = "(collection and session setup)"
+AFTER = "(session teardown)"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -74,7 +78,7 @@ class _Segments:
 
         self.dir = Path(tempfile.mkdtemp(prefix="dynamo-lens-pytest-"))
         self.path = self.dir / "trace.log"
-        self.tap = tracefile.start(self.path)
+        self.tap = tracefile.start(self.path, _captures)
         self.strings: list[str] = []
 
     def take(self) -> str:
@@ -120,6 +124,24 @@ class Gate:
             raise pytest.UsageError(
                 f"dynamo-lens: torch is not installed in this interpreter ({sys.executable})"
             )
+        written = config.getoption("dynamo_lens_write_baseline")
+        if written and (problem := unwritable(Path(written))):
+            raise pytest.UsageError(f"dynamo-lens: cannot write the baseline {written}: {problem}")
+        # An xdist controller runs no test: its workers record.
+        controller = getattr(config.option, "dist", "no") != "no" and not hasattr(
+            config, "workerinput"
+        )
+        self.recording = self.enabled and not controller
+        if self.recording:
+            # From now on: a compile while tests are collected (a module-level one) counts too.
+            self._tap()
+
+    def _tap(self) -> _Segments:
+        if self.segments is None:
+            self.segments = _Segments()
+        else:
+            self.segments.tap.revive()
+        return self.segments
 
     def _read(self, text: str, nodeid: str) -> list[Finding]:
         if not text or self.segments is None:
@@ -135,22 +157,36 @@ class Gate:
         return found
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: Any
+    ) -> Generator[None, Any, Any]:
+        if not self.recording:
+            return (yield)
+        segments = self._tap()
+        # Collection, and session fixtures set up outside any test's protocol.
+        self._read(segments.take(), BEFORE)
+        try:
+            return (yield)
+        finally:
+            # Setup, call and teardown (fixtures the test finishes included) are the test's.
+            self._read(segments.take(), item.nodeid)
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
         clean = item.get_closest_marker("compile_clean") is not None
         # Without torch nothing compiles: a compile_clean test is clean.
-        if not (self.enabled or clean) or not self.torch:
+        if not clean or not self.torch:
             return (yield)
-        if self.segments is None:
-            self.segments = _Segments()
-        # What ran since the last test (this one's fixtures) is this test's too, but only its
-        # own call is held to compile_clean.
-        self._read(self.segments.take(), item.nodeid)
+        segments = self._tap()
+        # What ran in this test's setup is the test's too, but only its call is held to
+        # compile_clean.
+        self._read(segments.take(), item.nodeid)
         try:
             result = yield
         finally:
-            found = self._read(self.segments.take(), item.nodeid)
+            found = self._read(segments.take(), item.nodeid)
         bad = [f for f in found if f.is_break or f.kind in (Kind.RECOMPILE, Kind.FALLBACK)]
-        if clean and bad:
+        if bad:
             lines = [_line(f, self.root) for f in bad]
             pytest.fail(
                 f"compile_clean: torch reported {len(bad)} graph break(s) or recompile(s):\n"
@@ -162,7 +198,7 @@ class Gate:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.segments is not None:
-            self._read(self.segments.take(), "(after the last test)")
+            self._read(self.segments.take(), AFTER)
             self.segments.close()
             self.segments = None
         if hasattr(self.config, "workerinput"):
@@ -175,6 +211,24 @@ class Gate:
             return
         sites = self.sites()
         written = self.config.getoption("dynamo_lens_write_baseline")
+        stopped = (
+            session.shouldstop
+            or session.shouldfail
+            or exitstatus
+            in (
+                pytest.ExitCode.INTERRUPTED,
+                pytest.ExitCode.INTERNAL_ERROR,
+                pytest.ExitCode.USAGE_ERROR,
+            )
+        )
+        if written and stopped:
+            # Tests that never ran found nothing: a baseline from them would accept too little,
+            # and overwrite a whole one (``run`` writes none for a failed command either).
+            self.outcome = (
+                f"dynamo-lens: did not write the baseline {written}: the session stopped before "
+                "every test ran"
+            )
+            return
         if written:
             try:
                 n = write(Path(written), sites, self.root)
@@ -201,8 +255,11 @@ class Gate:
         """One finding per site over the session (the same break hit by several tests is one
         finding, at its highest severity), with the tests that caused it in ``self.tests``."""
         by_site: dict[tuple[str, ...], Finding] = {}
+        hits: dict[tuple[str, ...], int] = {}
         self.tests: dict[int, list[str]] = {}
         for nodeid, f in self.found:
+            # The message too: breaks deep in code outside the rootdir are placed on the one
+            # line that called into it, and are still different breaks.
             key = (
                 f.kind.value,
                 f.path,
@@ -210,7 +267,9 @@ class Gate:
                 f.gb_id or "",
                 str(f.data.get("guard_kind", "")),
                 str(f.data.get("variable", "")),
+                f.message,
             )
+            hits[key] = hits.get(key, 0) + _hits(f)
             have = by_site.get(key)
             if have is None or f.severity.rank > have.severity.rank:
                 by_site[key] = f
@@ -218,6 +277,7 @@ class Gate:
             site = by_site[key]
             if nodeid not in self.tests[id(site)]:
                 self.tests[id(site)].append(nodeid)
+        self.hits = {id(f): hits[key] for key, f in by_site.items()}
         out = list(by_site.values())
         assign(out, self.root)
         return out
@@ -231,18 +291,27 @@ class Gate:
         if not sites:
             tr.write_line("torch reported no graph break or recompile in these tests")
         # Costliest first: the most severe, then the most often hit.
-        order = sorted(sites, key=lambda f: (-f.severity.rank, -_hits(f), f.path, f.line))
+        order = sorted(
+            sites, key=lambda f: (-f.severity.rank, -self.hits.get(id(f), 0), f.path, f.line)
+        )
         for f in order:
             tests = self.tests.get(id(f), [])
             tr.write_line(_line(f, self.root) + _state(f))
             shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
-            tr.write_line(f"    caused by {shown}")
+            n = self.hits.get(id(f), 0)
+            tr.write_line(f"    caused by {shown}" + (f" ({n}× in the session)" if n > 1 else ""))
         if self.outcome:
             tr.write_line(self.outcome)
 
 
+def _captures(handler: logging.Handler) -> bool:
+    """pytest's own log capture (its handlers, attached to torch's trace logger too)."""
+    return type(handler).__module__ == "_pytest.logging"
+
+
 def _hits(f: Finding) -> int:
-    return int(f.data.get("count", 0) or 0) + int(f.data.get("recompiles", 0) or 0)
+    """How often one test hit the site (a finding is at least one hit)."""
+    return max(1, int(f.data.get("count", 0) or 0) + int(f.data.get("recompiles", 0) or 0))
 
 
 def _state(f: Finding) -> str:

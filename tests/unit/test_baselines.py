@@ -296,3 +296,17 @@ def test_diff_of_a_folder_without_trace_logs_is_an_error(
     (tmp_path / "empty").mkdir()
     assert main(["diff", str(tmp_path / "empty"), str(tmp_path / "empty")]) == 2
     assert "no torch trace log" in capsys.readouterr().err
+
+
+def test_paths_in_two_projects_are_refused_not_half_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("alpha", "beta"):
+        (tmp_path / name / "models").mkdir(parents=True)
+        (tmp_path / name / "pyproject.toml").write_text("")
+        (tmp_path / name / "models" / "m.py").write_text("x = 1\n")
+    paths = [str(tmp_path / n / "models" / "m.py") for n in ("alpha", "beta")]
+    assert main(["check", *paths, "--checks", "static"]) == 2
+    assert "the paths are in 2 projects" in capsys.readouterr().err
+    # With a root above them both, one workspace.
+    assert main(["check", *paths, "--checks", "static", "--root", str(tmp_path)]) == 0

@@ -64,6 +64,19 @@ def read(path: Path) -> Known:
     return known
 
 
+def unwritable(path: Path) -> str | None:
+    """Why a report or baseline cannot be written at ``path`` (asked before a long run), or
+    None."""
+    if path.is_dir():
+        return "it is a folder"
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return f"no such folder {parent}"
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "permission denied"
+    return None
+
+
 def document(findings: Iterable[Finding], root: Path) -> dict[str, Any]:
     """The baseline of ``findings`` (fingerprinted here if they are not yet)."""
     # An analysis that failed is never accepted: a baseline must not hide what it kept from
