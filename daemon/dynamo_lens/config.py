@@ -35,6 +35,8 @@ else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
 ALL_CHECKS = ("breaks", "recompiles", "equivalence", "timings")
+# How the editor shows a finding the baseline accepts: as any other, as a hint, or not at all.
+KNOWN_FINDINGS = ("same", "hint", "hide")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DEFAULT_EXCLUDES = (
     ".git",
@@ -114,6 +116,10 @@ def _tolerance(value: Any) -> tuple[bool, Any]:
     return ok, float(value) if ok else value
 
 
+def _known(value: Any) -> tuple[bool, Any]:
+    return value in KNOWN_FINDINGS, value
+
+
 def _grads(value: Any) -> tuple[bool, Any]:
     return value in ("auto", "always", "never"), value
 
@@ -183,8 +189,11 @@ class Config:
         True, _flag, alias="keepDiagnosticsOnClose", live=True
     )
     # The accepted findings (report/baseline.py), relative to the workspace: a check fails
-    # only on findings not in it. "" for none.
-    baseline: str = _setting("", _text, results=False)
+    # only on findings not in it. "" for none. The daemon only marks what it shows with it.
+    baseline: str = _setting("", _text, live=True)
+    # The editor's view of findings the baseline accepts (server/known.py): "same" as any
+    # other, "hint" at Hint severity, "hide" not shown.
+    known_findings: str = _setting("same", _known, alias="knownFindings", live=True)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

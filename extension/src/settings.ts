@@ -22,6 +22,7 @@ export const SERVER_SETTING_KEYS = [
   'guessTargets',
   'libraryFindings',
   'keepDiagnosticsOnClose',
+  'knownFindings',
 ] as const;
 
 /** Keys only the client reads; never sent to the daemon. */

@@ -55,6 +55,9 @@ class Documents:
         self._docs: dict[str, DocState] = {}
         self._publish = publish
         self.lock = threading.RLock()
+        # What of a file's findings goes out (known.py: marked against the baseline, the
+        # known ones hidden as the settings ask); called as they are sent, outside the lock.
+        self.view: Callable[[list[Finding]], list[Finding]] = lambda findings: findings
 
     def get(self, path: str) -> DocState:
         """The document, created on first use."""
@@ -81,12 +84,19 @@ class Documents:
 
         def shown() -> Shown:
             with self.lock:
-                return doc.visible(), doc.version
+                findings, version = doc.visible(), doc.version
+            return self.view(findings), version
 
         self._publish(doc.path, shown)
 
     def clear(self, path: str) -> None:
         self._publish(path, lambda: ([], None))
+
+    def republish(self) -> None:
+        """Every file again: what they show depends on something that changed (a setting, the
+        baseline)."""
+        for doc in self.all():
+            self.publish(doc)
 
 
 def mark_stale(findings: list[Finding]) -> list[Finding]:

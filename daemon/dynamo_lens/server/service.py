@@ -7,7 +7,8 @@ do the work:
 - ``hints``: static hints, their reconciliation with real runs, the size limit;
 - ``queries``: read-only questions (hover, staleness, targets, quick-fix edits);
 - ``last_run``: the last traced run or loaded trace (``lastrun.py``);
-- ``docs``: every known file and the one way its findings go out (``documents.py``).
+- ``docs``: every known file and the one way its findings go out (``documents.py``);
+- ``known``: what goes out marked against the workspace's baseline (``known.py``).
 
 The LSP edge (``lsp/``) calls ``open``/``save``/``change``/``close_doc`` and the parts'
 methods, and renders what ``publish`` hands back.
@@ -29,6 +30,7 @@ from .cache import ResultCache, default_directory
 from .context import Context
 from .documents import Documents, PublishFn, holds
 from .hints import Hints
+from .known import KnownFindings
 from .lastrun import LastRun
 from .queries import Queries
 from .scheduler import Job
@@ -50,6 +52,7 @@ class AnalysisService:
         log: LogFn,
         python: str | None = None,
         cache_dir: Path | None = None,
+        warn: LogFn | None = None,
     ) -> None:
         self.docs = Documents(publish)
         self.ctx = Context(
@@ -69,6 +72,9 @@ class AnalysisService:
         self.queries = Queries(self.ctx, self.last_run)
         self.analyses = Analyses(self.ctx, self.hints, on_busy=self._busy, on_error=self._failed)
         self.verdicts = Verdicts(self.ctx)
+        # ``warn``: a message the user should see once (a baseline that cannot be read).
+        self.known = KnownFindings(self.ctx, warn or log)
+        self.docs.view = self.known.shown
 
     # The shared state, as the LSP edge and tests name it.
     @property
@@ -86,6 +92,13 @@ class AnalysisService:
     @config.setter
     def config(self, cfg: Config) -> None:
         self.ctx.config = cfg
+
+    def apply_live(self, cfg: Config) -> None:
+        """Settings that apply without a restart (``Config.same_but_live``); every file is
+        shown again when what it shows depends on what changed."""
+        old, self.ctx.config = self.ctx.config, cfg
+        if (old.baseline, old.known_findings) != (cfg.baseline, cfg.known_findings):
+            self.docs.republish()
 
     @property
     def engine(self) -> Engine | None:
@@ -234,7 +247,10 @@ class AnalysisService:
     def disk_changed(self, path: str) -> None:
         """A file changed outside the editor (git checkout, codegen): re-check it and every
         analysed file that imports it. The editor's own saves also reach the watcher: those
-        bytes are already being analysed."""
+        bytes are already being analysed. The baseline changed: every file is shown again."""
+        if self.known.is_baseline(path):
+            self.docs.republish()
+            return
         doc = self.docs.find(path)
         if path in self.last_run.paths():
             self.last_run.outdated(self.docs.get(path), file_hash(path))

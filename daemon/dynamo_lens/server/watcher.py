@@ -1,5 +1,6 @@
 """Files changed on disk by something other than the editor (git checkout, codegen, another
-editor): a watchdog observer with excludes, debounced per file."""
+editor): a watchdog observer with excludes, debounced per file. Python files, and the few
+others ``also`` names (the baseline)."""
 
 from __future__ import annotations
 
@@ -31,17 +32,19 @@ class Watcher:
         excludes: Sequence[str],
         on_change: Callable[[str], None],
         debounce: float = 0.5,
+        also: Callable[[str], bool] = lambda _path: False,
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self._excludes = set(excludes)
         self._on_change = on_change
+        self._also = also
         self._debounce = debounce
         self._debouncer = Debouncer("watcher")
         self._observer = Observer()
 
     def wanted(self, path: str) -> bool:
         if not path.endswith(".py"):
-            return False
+            return self._also(path)
         try:
             rel = Path(os.path.realpath(path)).relative_to(self.root)
         except ValueError:

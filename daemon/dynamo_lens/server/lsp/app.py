@@ -241,7 +241,7 @@ class DynamoLensServer(LanguageServer):
         if service is not None and service.config == cfg:
             return
         if service is not None and service.config.same_but_live(cfg):
-            service.config = cfg
+            service.apply_live(cfg)
             self.log_line("settings changed: applied without a restart")
             return
         self.log_line("settings changed: restarting the analysis service")
@@ -257,10 +257,16 @@ class DynamoLensServer(LanguageServer):
             publish=self.publish,
             status=self.status,
             log=self.log_line,
+            warn=self.warn,
         )
         self.service.start()
         if self.trusted:
-            self.watcher = Watcher(self.root, cfg.excludes, self.service.disk_changed)
+            self.watcher = Watcher(
+                self.root,
+                cfg.excludes,
+                self.service.disk_changed,
+                also=self.service.known.is_baseline,
+            )
             self.watcher.start()
         for doc in list(self.workspace.text_documents.values()):
             path = uri_to_path(doc.uri)

@@ -9,6 +9,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ...findings import Finding, Kind, Severity, TargetReport
 from ...fixes.catalogue import Rewrite
+from ...report.baseline import KNOWN
 
 SOURCE = "dynamo-lens"
 _SEVERITY = {
@@ -57,7 +58,10 @@ def diagnostic(f: Finding) -> types.Diagnostic:
         for fr, label in f.related()
     ]
     stale = " (stale: edited since analysed)" if f.data.get("stale") else ""
-    message = f.text + stale
+    # Marked known by the service (server/known.py) only where dynamoLens.knownFindings asks
+    # for them as hints: the baseline accepts it, so it is shown below what the checks gate.
+    known = f.baseline == KNOWN
+    message = f.text + stale + (" (known: in the baseline)" if known else "")
     if f.explanation and (f.is_break or f.kind in (Kind.FALLBACK, Kind.MISMATCH, Kind.ERROR)):
         message += f"\n{f.explanation}"
     if f.hints:
@@ -65,12 +69,19 @@ def diagnostic(f: Finding) -> types.Diagnostic:
     return types.Diagnostic(
         range=lsp_range(f.line, f.column, f.end_line, f.end_column),
         message=message,
-        severity=_SEVERITY[f.severity],
+        severity=types.DiagnosticSeverity.Hint if known else _SEVERITY[f.severity],
         source=SOURCE,
         code=f.gb_id or f.kind.value,
         code_description=types.CodeDescription(href=f.doc_url) if f.doc_url else None,
         related_information=related or None,
-        data={"kind": f.kind.value, "target": f.target, "device": f.device, **_fix_data(f)},
+        data={
+            "kind": f.kind.value,
+            "target": f.target,
+            "device": f.device,
+            **_fix_data(f),
+            # "known" or "new" against the workspace's baseline, where the service marked it.
+            **({"baseline": f.baseline} if f.baseline else {}),
+        },
     )
 
 
