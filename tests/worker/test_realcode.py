@@ -7,6 +7,8 @@ workspace (``ws``); ``realcode_guess`` is a workspace that declares nothing.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,6 +127,45 @@ def test_training_mode_recompiles_are_seen(engine: Engine) -> None:
 def test_eval_mode_runs_without_grad(engine: Engine) -> None:
     res = engine.analyze_file(WS / "training.py", CHECKS, only_target="compile_example_eval")
     assert _of(res.all_findings(), Kind.RECOMPILE) == []
+
+
+def _torchs_recompiles(example: str) -> int:
+    """What torch's own recompile log counts for the example's calls, run as a user would."""
+    out = subprocess.run(
+        [sys.executable, str(WS / "counts.py"), example],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(out.stdout.split()[-1])
+
+
+@pytest.mark.parametrize(
+    ("example", "calls"), [("compile_example_vit", 3), ("compile_example_generate", 2)]
+)
+def test_recompile_counts_are_torchs_for_the_users_calls(
+    engine: Engine, example: str, calls: int
+) -> None:
+    torch_count = _torchs_recompiles(example)
+    res = engine.analyze_file(WS / "counts.py", CHECKS, only_target=example)
+    (rep,) = res.reports  # model.generate twice is one target with two variants
+    assert len(rep.variants) == calls  # the declared calls, never probes
+    found = _of(res.all_findings(), Kind.RECOMPILE)
+    assert rep.recompile_count == torch_count
+    assert sum(f.data["recompiles"] for f in found) == torch_count, [f.message for f in found]
+
+
+def test_the_fresh_call_that_measures_a_recompile_decides_severity_not_the_count(
+    engine: Engine,
+) -> None:
+    path = WS / "counts.py"
+    res = engine.analyze_file(path, CHECKS, only_target="compile_example_vit")
+    (resize,) = [
+        f for f in _of(res.all_findings(), Kind.RECOMPILE) if f.line == _line(path, "# resize")
+    ]
+    # Once in the example, and again for the measuring call: a risk, counted once.
+    assert resize.severity == Severity.WARNING and "measured" in resize.message
+    assert resize.data["recompiles"] == 1
 
 
 # 4. Zero-config guessing.

@@ -165,8 +165,9 @@ def absorbed(group: Group) -> bool:
     """A one-off, as torch counts it: one recompile that does not repeat. Automatic dynamic
     shapes make a changed size (or a probed number) dynamic; any other change (a None mask,
     a second dtype) leaves two cached graphs that later calls reuse. Only what recompiles
-    again and again, or hits the limit, is a risk."""
-    return group.count == 1 and not group.limit_hit
+    again and again (in the example, or in the one fresh call that measures it), or hits the
+    limit, is a risk."""
+    return group.count == 1 and not group.limit_hit and group.measured != "repeats"
 
 
 def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
@@ -565,7 +566,8 @@ def _measure(
             group.line,
         )
         if same:
-            _count(group, rc)
+            # The probe call is ours: it decides severity, never the count, which stays
+            # what torch compiled for the user's own calls.
             group.measured = "repeats"
 
 

@@ -245,6 +245,15 @@ def _describe(fn: Any) -> str:
     return getattr(fn, "__qualname__", getattr(fn, "__name__", type(fn).__name__))
 
 
+def _identity(fn: Any) -> tuple[int, ...]:
+    """What makes two calls variants of one target. ``m.generate`` builds a new bound method
+    on every access, so a list of ``(m.generate, args)`` holds distinct objects that torch
+    compiles as one function of one model: key those on the model and the function."""
+    if isinstance(fn, types.MethodType):
+        return (id(fn.__self__), id(fn.__func__))
+    return (id(fn),)
+
+
 def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
     obj = getattr(module, unit.attr)
     if unit.kind == "guess" or (unit.kind == "config" and isinstance(obj, type)):
@@ -253,10 +262,10 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
     items = result if isinstance(result, list) else [result]
     if not items:
         raise ExampleError(f"{unit.attr}() returned an empty list")
-    groups: dict[int, tuple[Any, list[Call]]] = {}
+    groups: dict[tuple[int, ...], tuple[Any, list[Call]]] = {}
     for i, item in enumerate(items):
         fn, call = _as_call(item, f"{unit.attr}()" + (f"[{i}]" if len(items) > 1 else ""))
-        groups.setdefault(id(fn), (fn, []))[1].append(call)
+        groups.setdefault(_identity(fn), (fn, []))[1].append(call)
     targets = []
     site = (unit.path, call_site_line(unit.path, unit.line), unit.attr)
     for i, (fn, calls) in enumerate(groups.values()):
