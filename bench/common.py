@@ -195,3 +195,32 @@ def paired_ratio(num: list[float], den: list[float]) -> float:
 def diff_cell(a: list[float], b: list[float]) -> tuple[float, str]:
     q1, med, q3 = q([x - y for x, y in zip(a, b, strict=True)])
     return med, f"{med * 1e3:+.0f} [{q1 * 1e3:+.0f} … {q3 * 1e3:+.0f}]"
+
+
+# Process memory, from /proc: what a benchmark's parent and its workers hold.
+def rss_kb(pid: int | str = "self") -> dict[str, int]:
+    out = {}
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out[line.split(":")[0]] = int(line.split()[1])
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for c in kids.get(p, []):
+            out.append(c)
+            todo.append(c)
+    return out

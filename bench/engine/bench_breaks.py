@@ -40,7 +40,16 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from common import FLOOR_SRC, diff_cell, fmt_ms, paired_ratio, q_ratio, ratio_cell
+from common import (
+    FLOOR_SRC,
+    descendants,
+    diff_cell,
+    fmt_ms,
+    paired_ratio,
+    q_ratio,
+    ratio_cell,
+    rss_kb,
+)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -51,34 +60,6 @@ NAIVE_SRC = FLOOR_SRC + (
     "\nimport json\nr = run_file(sys.argv[1], sys.argv[2])\n"
     "os.write(int(sys.argv[3]), json.dumps(r).encode())\n"
 )
-
-
-def rss_kb(pid: int | str = "self") -> dict[str, int]:
-    out = {}
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                out[line.split(":")[0]] = int(line.split()[1])
-    return out
-
-
-def descendants(pid: int) -> list[int]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            kids.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        for c in kids.get(p, []):
-            out.append(c)
-            todo.append(c)
-    return out
 
 
 # ----------------------------------------------------------------------------------- helper

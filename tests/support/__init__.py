@@ -1,0 +1,1 @@
+"""Helpers shared by test files (never collected as tests)."""
