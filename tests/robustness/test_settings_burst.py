@@ -28,9 +28,9 @@ def test_twenty_changes_restart_once(tmp_path: Path) -> None:
             change = {"settings": {"dynamoLens": {"timeout": 100 + i}}}
             client.send({"method": "workspace/didChangeConfiguration", "params": change})
         _wait_for(client, "restarting the analysis service", 1)
-        time.sleep(1.5)  # anything still pending would have fired by now
-        logs = _wait_for(client, "restarting the analysis service", 2, timeout=0.1)
-        assert sum("restarting the analysis service" in x for x in logs) == 1
+        # The event that ends the burst: a live-only change settles through the same timer,
+        # so once it is applied without a restart, nothing of the burst is still pending (a
+        # pending restart would have absorbed it and logged a second restart instead).
         change = {"settings": {"dynamoLens": {"keepDiagnosticsOnClose": False}}}
         client.send({"method": "workspace/didChangeConfiguration", "params": change})
         logs = _wait_for(client, "applied without a restart", 1)
