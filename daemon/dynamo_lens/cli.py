@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .cmdpaths import find_root, mixed_projects, not_python, say_skipped
 from .config import ALL_CHECKS, Config, load
 from .engine.analysis import Engine
 from .engine.source import iter_python_files
@@ -27,18 +28,6 @@ if TYPE_CHECKING:
     from .report.baseline import Known
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-def find_root(paths: Sequence[Path]) -> Path:
-    """The nearest folder with a pyproject.toml at or above the first path."""
-    # Not resolved: a link given by name belongs to the workspace it sits in, not to wherever
-    # it points (a fix must never take the link's target's folder for the workspace).
-    start = Path(os.path.abspath(paths[0])) if paths else Path.cwd()
-    here = start if start.is_dir() else start.parent
-    for cand in (here, *here.parents):
-        if (cand / "pyproject.toml").is_file():
-            return cand
-    return here
 
 
 CLI_CHECKS = (*ALL_CHECKS, "static")
@@ -206,22 +195,10 @@ def _settings(root: Path, overrides: dict[str, Any], paths: Sequence[Path]) -> C
     return cfg
 
 
-def _mixed_projects(paths: Sequence[Path]) -> str | None:
-    """Why ``paths`` cannot be checked as one workspace: they sit in different projects (each
-    its own pyproject.toml, settings and baseline); a file outside the first project's root
-    would be taken for library code and its findings dropped."""
-    roots = sorted({str(find_root([p])) for p in paths})
-    if len(roots) < 2:
-        return None
-    return (
-        f"the paths are in {len(roots)} projects ({', '.join(roots[:3])}"
-        f"{', ...' if len(roots) > 3 else ''}): check each project on its own, or pass --root "
-        "with a folder above them all (in pre-commit: args: [--root, .])"
-    )
-
-
 def _check(args: argparse.Namespace) -> int:
-    if args.root is None and (problem := _mixed_projects(args.paths)):
+    if (problem := not_python(args.paths)) or (
+        args.root is None and (problem := mixed_projects(args.paths))
+    ):
         print(f"dynamo-lens: {problem}", file=sys.stderr)
         return EXIT_ERROR
     root = (args.root or find_root(args.paths)).resolve()
@@ -247,7 +224,9 @@ def _check(args: argparse.Namespace) -> int:
     ok, known = _gate(args, root, cfg.baseline)
     if not ok:
         return EXIT_ERROR
-    files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes)))
+    skipped: list[Path] = []
+    files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes, skipped)))
+    say_skipped(skipped)
     log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None
     results: list[FileResult] = []
     env: dict[str, Any] = {"config": cfg.fingerprint()}
@@ -355,6 +334,9 @@ def _fix(args: argparse.Namespace) -> int:
     from .findings import Kind
     from .report import fixout
 
+    if problem := not_python(args.paths):
+        print(f"dynamo-lens: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     root = (args.root or find_root(args.paths)).resolve()
     overrides: dict[str, Any] = {"checks": ["breaks", "recompiles"]}
     if args.backend:
@@ -380,7 +362,9 @@ def _fix(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes)))
+    skipped: list[Path] = []
+    files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes, skipped)))
+    say_skipped(skipped)
     lock = (
         workspace_lock(root, lambda: print(_WAITING, file=sys.stderr, flush=True))
         if args.apply

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import FIXTURES, REPO
 
@@ -41,3 +42,26 @@ def test_static_check_never_runs_user_code() -> None:
     rc, out, err = _run("check", str(FIXTURES / "faults" / "exits.py"), "--checks", "static")
     assert rc == 0, err
     assert out.strip().endswith("finding(s)")
+
+
+def test_a_file_that_is_not_python_is_a_usage_error_never_a_clean_check(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    notebook = tmp_path / "model.ipynb"
+    notebook.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x = 1\n")
+    for command in (["check", "--checks", "static"], ["fix"]):
+        rc, out, err = _run(*command, str(notebook))
+        assert rc == 2 and out == "", (command, out)
+        assert "notebooks are not analysed yet" in err and str(notebook) in err
+    rc, out, err = _run("check", str(notes), "--checks", "static")
+    assert rc == 2 and f"not a Python file (.py): {notes}" in err and out == ""
+
+
+def test_notebooks_in_a_folder_are_named_as_not_analysed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "a.ipynb").write_text("{}")
+    (tmp_path / "m.py").write_text("x = 1\n")
+    rc, out, err = _run("check", str(tmp_path), "--checks", "static")
+    assert rc == 0 and out.strip().startswith("1 file(s)"), out
+    assert "1 notebook(s) not analysed" in err and "a.ipynb" in err

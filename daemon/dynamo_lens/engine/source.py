@@ -90,7 +90,11 @@ def syntax_error(path: str, text: str) -> Finding | None:
     return None
 
 
-def iter_python_files(paths: Iterable[Path], excludes: Sequence[str]) -> Iterator[Path]:
+def iter_python_files(
+    paths: Iterable[Path], excludes: Sequence[str], notebooks: list[Path] | None = None
+) -> Iterator[Path]:
+    """The Python files given and under the folders given; ``notebooks`` collects the
+    ``.ipynb`` files the folders hold, which are not analysed (the CLI says so)."""
     ex = set(excludes)
     for p in paths:
         if p.is_file():
@@ -99,6 +103,8 @@ def iter_python_files(paths: Iterable[Path], excludes: Sequence[str]) -> Iterato
         for dirpath, dirnames, filenames in os.walk(p):
             dirnames[:] = sorted(d for d in dirnames if d not in ex and not d.startswith("."))
             for name in sorted(filenames):
+                if name.endswith(".ipynb") and notebooks is not None:
+                    notebooks.append(Path(dirpath, name))
                 if name.endswith(".py"):
                     try:
                         yield Path(dirpath, name).resolve()
