@@ -73,9 +73,13 @@ class Frame:
         return self.line, column, self.end_line or self.line, self.end_column or column + 1
 
 
-class MarkDynamic(TypedDict):
+class _MarkDynamicDim(TypedDict):
     variable: str
     dim: int
+
+
+class MarkDynamic(_MarkDynamicDim, total=False):
+    arg: int  # the variable's position in the target's calls, where it is positional
 
 
 class FixData(TypedDict, total=False):

@@ -444,3 +444,30 @@ def test_host_timing_an_explicit_break_and_an_argmax_index_get_verified_rewrites
         check=True,
     )
     assert out.stdout.strip() == "True"
+
+
+def test_a_recompile_on_a_size_gets_mark_dynamic_where_the_example_builds_its_calls(
+    ws: Path,
+) -> None:
+    script = "dynamic_rows.py"
+    rows, six = here(ws, script, "rows vary"), here(ws, script, "six rows are special")
+    _, before, _ = check_json(script, "--checks", "recompiles", cwd=ws)
+    assert sorted(f["line"] for f in before["findings"]) == [rows, six], before["findings"]
+    doc = _fix(ws, script, "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["rule"] == "mark-dynamic" and fix["line"] == rows and fix["verified"], fix
+    checks = {c["name"]: (c["ok"], c["detail"]) for c in fix["checks"]}
+    assert checks["fewer compiles"] == (True, "1 frame(s) compiled, original 2"), checks
+    assert checks["recompile gone"][0] and checks["outputs equal"][0]
+    # Where the code branches on the size, the marked call raises: refused, file untouched there.
+    (left,) = [f for f in doc["fixes"] if f["line"] == six]  # type: ignore[attr-defined]
+    assert not left["verified"], left
+    failed = [c for c in left["checks"] if not c["ok"]]
+    assert failed[0]["name"] == "calls still run", left["checks"]
+    assert "ConstraintViolationError" in failed[0]["detail"]
+    text = (ws / script).read_text()
+    assert text.count("torch._dynamo.mark_dynamic(__call[1][0], 0)") == 1
+    _, after, _ = check_json(script, "--checks", "recompiles", cwd=ws)
+    assert [f["line"] for f in after["findings"]] == [six], after["findings"]
+    (rep,) = [t for t in after["targets"] if t["target"].endswith("compile_example_rows")]
+    assert rep["recompile_count"] == 0

@@ -40,7 +40,12 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
 
 - ``torch-setting``: any other ``torch._dynamo.config.<name> = True`` torch's own hint names
   for a break or a recompile (``allow_unspec_int_on_nn_module`` for a module's int attribute it
-  recompiles on), set after the file's imports. The only rule for a recompile.
+  recompiles on), set after the file's imports.
+
+- ``mark-dynamic``: a recompile on an argument's size, in a file whose ``compile_example``
+  builds the calls: its one ``return`` marks that dimension dynamic in every call it returns
+  (``torch._dynamo.mark_dynamic``). Exact. Verified where torch compiles fewer frames for the
+  example's calls; a dimension the code specialises fails verification instead.
 
 - ``capture-setting``: where torch's own hint for the break names ``capture_scalar_outputs``
   or ``capture_dynamic_output_shape_ops`` (``.item()``, ``.tolist()``, ``nonzero``-like ops,
@@ -60,6 +65,7 @@ from typing import Any
 from ..findings import Finding, Kind
 from .branches import assert_async, torch_where
 from .calls import guard_output, nonstrict_trace
+from .dynamic import mark_dynamic
 from .effects import drop_graph_break, guard_host_effect, tensor_index
 from .loops import loop_exit
 from .rewrite import (
@@ -100,10 +106,11 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
         return []
     node = statement_at(tree, finding.line)
     found: list[Rewrite | None] = []
-    if finding.kind is not Kind.RECOMPILE:  # a recompile gets only a setting torch names
+    if finding.kind is not Kind.RECOMPILE:  # a recompile: a setting, or a dynamic dimension
         found += [rule(source, node, finding.path, tree) for rule in RULES] if node else []
         found += [ignore_logger(finding, source, tree), capture_setting(finding, source, tree)]
     found.append(torch_setting(finding, source, tree))
+    found.append(mark_dynamic(finding, source, tree))
     out = []
     for rw in found:
         if rw is not None:

@@ -170,7 +170,7 @@ def absorbed(group: Group) -> bool:
     return group.count == 1 and not group.limit_hit and group.measured != "repeats"
 
 
-def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
+def _finding(group: Group, target: str, limit: int, declared: bool, names: list[str]) -> Finding:
     g = group.guard
     absorbed_once = absorbed(group)
     severity = Severity.INFORMATION if absorbed_once else Severity.WARNING
@@ -219,6 +219,8 @@ def _finding(group: Group, target: str, limit: int, declared: bool) -> Finding:
     }
     if g.kind == "size" and g.dim is not None and group.origin is None:
         data["mark_dynamic"] = {"variable": g.var, "dim": g.dim}
+        if g.var in names:
+            data["mark_dynamic"]["arg"] = names.index(g.var)
     if group.origin is not None:
         data["library"] = where(group.origin)
     return Finding(
@@ -497,7 +499,7 @@ def find_recompiles(
         # one-off per dim that automatic dynamic shapes absorb.
         if not declared and absorbed(group):
             continue
-        findings.append(_finding(group, name, limit, declared))
+        findings.append(_finding(group, name, limit, declared, names))
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
 
 

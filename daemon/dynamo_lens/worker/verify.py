@@ -40,7 +40,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.utils._pytree import tree_map
@@ -184,15 +184,19 @@ def _recompile_gone(
     site: tuple[str, int, str],
     rewrite: Rewrite,
     edited: Path,
-    before: Counter[tuple[str, int]],
+    original: _Recompiled,
     fixed: Target,
     ws: Workspace,
     how: RecompileCheck,
     anchor: Frame | None,
 ) -> bool:
-    """The recompile check again, on the rewrite: nothing at the site's line, and no line
-    recompiling that did not before."""
-    now = _recompile_lines(fixed, ws, how, v.target, anchor)
+    """The recompile check again, on the rewrite: every call it made still runs (a call that
+    raises recompiles nothing, which proves nothing), nothing at the site's line, no line
+    recompiling that did not before, and torch compiled fewer frames for the same calls."""
+    now, compiles, error = _recompile_lines(fixed, ws, how, v.target, anchor)
+    before, compiles0, error0 = original
+    if not v.add("calls still run", not error or bool(error0), error):
+        return False
     same_file = os.path.realpath(site[0]) == os.path.realpath(edited)
     at = (os.path.realpath(site[0]), (rewrite.new_line(site[1]) if same_file else site[1]) or 0)
     if not v.add(
@@ -202,7 +206,10 @@ def _recompile_gone(
     moved = {(p, rewrite.new_line(ln) if p == os.path.realpath(edited) else ln) for p, ln in before}
     new = sorted(k for k in now if k not in moved)
     detail = ", ".join(f"{os.path.basename(p)}:{ln}" for p, ln in new[:3])
-    return v.add("no new recompile site", not new, detail)
+    if not v.add("no new recompile site", not new, detail):
+        return False
+    fewer = compiles < compiles0
+    return v.add("fewer compiles", fewer, f"{compiles} frame(s) compiled, original {compiles0}")
 
 
 def _moved(
@@ -226,10 +233,18 @@ class RecompileCheck:
     probes: int
 
 
+class _Recompiled(NamedTuple):
+    lines: Counter[tuple[str, int]]  # where the recompile check finds recompiles
+    compiles: int  # frames torch compiled
+    error: str  # the first call that raised, as said; "" when every call ran
+
+
 def _recompile_lines(
     t: Target, ws: Workspace, how: RecompileCheck, label: str, anchor: Frame | None
-) -> Counter[tuple[str, int]]:
-    found = recompiles.find_recompiles(
+) -> _Recompiled:
+    """The recompile check's findings by line, the frames torch compiled, and whether a call
+    raised (where a variant raises, the check stops there)."""
+    result = recompiles.find_recompiles(
         t,
         ws,
         name=label,
@@ -238,8 +253,16 @@ def _recompile_lines(
         probes=how.probes,
         compiled_frames=[t.path],
         anchor=anchor,
-    ).findings
-    return Counter((os.path.realpath(f.path), f.line) for f in found if f.kind is Kind.RECOMPILE)
+    )
+    lines = Counter(
+        (os.path.realpath(f.path), f.line) for f in result.findings if f.kind is Kind.RECOMPILE
+    )
+    error = ""
+    if result.errors:
+        exc, call = result.errors[0]
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        error = f"{recompiles.describe_call(call)} raised {type(exc).__name__}: {first}"
+    return _Recompiled(lines, result.compiles, error)
 
 
 def _digest(path: Path) -> str:

@@ -66,10 +66,15 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
                     command=command,
                 )
             )
+        rules: set[str] = set()
         if d.data.get("kind") in _FIXABLE:
-            actions += _rewrites(ls, uri, text, version, d)
+            found = _rewrites(ls, uri, text, version, d)
+            rules = {rule for rule, _ in found}
+            actions += [action for _, action in found]
         md = d.data.get("mark_dynamic")
-        if isinstance(md, dict):
+        # The unverified edit only where the catalogue has no mark-dynamic to verify (the
+        # example in another file, the argument passed by keyword).
+        if isinstance(md, dict) and "mark-dynamic" not in rules:
             action = _mark_dynamic(ls, d, md)
             if action is not None:
                 actions.append(action)
@@ -83,7 +88,7 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
 
 def _rewrites(
     ls: DynamoLensServer, uri: str, text: str, version: int | None, d: types.Diagnostic
-) -> list[types.CodeAction]:
+) -> list[tuple[str, types.CodeAction]]:
     """The catalogue's rewrites for a break: applied as verified only with the worker's verdict
     on these bytes (preferred where it holds for every path; an explicit, labelled choice where
     it was equal on the example only); else a command that verifies (and then applies) it, or
@@ -117,7 +122,7 @@ def _rewrites(
             action = types.CodeAction(title=f"Verify, then apply: {rw.title}", command=command)
         action.kind = types.CodeActionKind.QuickFix
         action.diagnostics = [d]
-        out.append(action)
+        out.append((rw.rule, action))
     return out
 
 

@@ -1,0 +1,107 @@
+"""The ``mark-dynamic`` rule (fixes/dynamic.py), without torch: the example that builds the
+calls marks the recompiling dimension dynamic in each of them, and nothing else is edited."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+import pytest
+from dynamo_lens.findings import Finding, Kind, Severity
+from dynamo_lens.fixes.catalogue import propose
+
+SRC = """import torch
+from torch import nn
+
+
+class Rows(nn.Module):
+    def forward(self, x, n):
+        return x * n
+
+
+def compile_example():
+    model = Rows()
+    return [(model, (torch.randn(k, 8), 2)) for k in (4, 6)]  # variants
+"""
+
+
+def _recompile(**data: object) -> Finding:
+    f = Finding(Kind.RECOMPILE, Severity.INFORMATION, "/ws/m.py", 6, 5, 6, 20, "m")
+    f.target = "compile_example"
+    f.data = {"mark_dynamic": {"variable": "x", "dim": 0, "arg": 0}, **data}  # type: ignore[typeddict-item]
+    return f
+
+
+def _only(f: Finding, src: str = SRC) -> str:
+    (rw,) = propose(f, src, in_workspace=True)
+    assert rw.rule == "mark-dynamic" and rw.exact and not rw.module_wide
+    fixed = rw.apply(src)
+    ast.parse(fixed)
+    return fixed
+
+
+def test_every_call_the_example_returns_is_marked_and_returned_as_before() -> None:
+    fixed = _only(_recompile())
+    assert fixed == SRC.replace(
+        "    return [(model, (torch.randn(k, 8), 2)) for k in (4, 6)]  # variants\n",
+        "    # variants\n"  # the statement's comment is kept, above it
+        "    __calls = [(model, (torch.randn(k, 8), 2)) for k in (4, 6)]\n"
+        "    for __call in __calls if isinstance(__calls, list) else [__calls]:\n"
+        "        torch._dynamo.mark_dynamic(__call[1][0], 0)\n"
+        "    return __calls\n",
+    )
+
+
+def test_one_call_and_a_crlf_file_keep_their_form() -> None:
+    src = SRC.replace(
+        "[(model, (torch.randn(k, 8), 2)) for k in (4, 6)]", "model, (torch.randn(4, 8), 2)"
+    ).replace("\n", "\r\n")
+    fixed = _only(_recompile(), src)
+    assert "\r\n    __calls = model, (torch.randn(4, 8), 2)\r\n" in fixed
+    assert fixed.count("\n") == fixed.count("\r\n")  # every line still ends in CRLF
+
+
+def _keyword() -> Finding:
+    return _recompile(mark_dynamic={"variable": "x", "dim": 0})
+
+
+def _break() -> Finding:
+    f = _recompile()
+    f.kind = Kind.GRAPH_BREAK
+    return f
+
+
+def _guess() -> Finding:
+    f = _recompile()
+    f.target = "Rows (guess)"
+    return f
+
+
+def _library() -> Finding:
+    return _recompile(library="lib.py:3")
+
+
+TWO_RETURNS = SRC.replace(
+    "    model = Rows()\n", "    model = Rows()\n    if model is None:\n        return []\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("why", "finding", "src"),
+    [
+        ("no position: a keyword argument", _keyword, SRC),
+        ("a break, not a recompile", _break, SRC),
+        ("a guard inside a library", _library, SRC),
+        ("a guessed target has no call site", _guess, SRC),
+        ("two returns: which calls are the example's is the user's logic", _recompile, TWO_RETURNS),
+        (
+            "the return shares its line",
+            _recompile,
+            SRC.replace("    return [", "    k = 1; return ["),
+        ),
+        ("no example in this file", _recompile, SRC.replace("def compile_example", "def build")),
+    ],
+)
+def test_refused(why: str, finding: Callable[[], Finding], src: str) -> None:
+    rules = [r.rule for r in propose(finding(), src, in_workspace=True)]
+    assert "mark-dynamic" not in rules, why
