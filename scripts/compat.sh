@@ -3,11 +3,17 @@
 #   bash scripts/compat.sh                      all of 2.8.0 2.10.0 2.12.1 2.13.0 2.15.0
 #   bash scripts/compat.sh 2.8.0                one version
 #   COMPAT_OUT=out/compat bash scripts/compat.sh 2.8.0   (CI: results under out/, not bench/)
+#   bash scripts/compat.sh --prepare 2.8.0      only build the venv
 # Each version gets a venv in .tools/compat/torch-<v> (torch from the registry: CUDA builds
 # that run on CPU, 4-7 GB each); 2.13.0 is the pinned dev venv (.venv).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+PREPARE=""
+if [ "${1:-}" = "--prepare" ]; then
+  PREPARE=1  # only build the venvs (test.sh does it while the main tests run)
+  shift
+fi
 VERSIONS=("$@")
 [ ${#VERSIONS[@]} -eq 0 ] && VERSIONS=(2.8.0 2.10.0 2.12.1 2.13.0 2.15.0)
 OUT="${COMPAT_OUT:-bench/compat}"
@@ -29,6 +35,11 @@ venv_for() {
   echo "$dir"
 }
 
+if [ -n "$PREPARE" ]; then
+  for v in "${VERSIONS[@]}"; do venv_for "$v" >/dev/null; done
+  exit 0
+fi
+
 # The pinned torch's findings on the example workspace are the reference.
 .venv/bin/dynamo-lens check example_workspace --checks breaks,recompiles --format json \
   > "$WORK/example-2.13.0.json" 2>/dev/null || true
@@ -39,7 +50,7 @@ for v in "${VERSIONS[@]}"; do
   echo "[compat] torch $v: $py"
   start=$(date +%s)
   set +e
-  "$py" -m pytest -q -p no:cacheprovider tests/worker/test_parsing.py \
+  "$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests/worker/test_parsing.py \
     tests/worker/test_example_workspace.py tests/worker/test_realcode.py tests/worker/test_runs.py \
     tests/worker/test_fallbacks.py tests/worker/test_fixes.py tests/worker/test_fix_safety.py \
     tests/worker/test_pytest_plugin.py \
