@@ -69,6 +69,18 @@ def test_repeated_recompile_names_the_fix_and_the_values(doc: dict[str, Any]) ->
     assert any("tensor" in h for h in f["hints"])
 
 
+def test_mark_dynamic_names_an_argument_only_of_the_targets_own_frame(doc: dict[str, Any]) -> None:
+    def marked(name: str, line: int) -> dict[str, Any]:
+        (f,) = [f for f in doc["findings"] if f["path"].endswith(name) and f["line"] == line]
+        return dict(f["data"]["mark_dynamic"])
+
+    # The block's own input: its position in the example's calls.
+    assert marked("transformer_block.py", 45) == {"variable": "x", "dim": 1, "arg": 0}
+    # An expert's `x`, called from the layer's skipped frame, is not the layer's `x`: no
+    # position, so no call-site edit marks the wrong tensor.
+    assert marked("moe_router.py", 15) == {"variable": "x", "dim": 0}
+
+
 def test_zero_config_guess_is_analysed_and_labelled(doc: dict[str, Any]) -> None:
     (t,) = [t for t in doc["targets"] if t["path"].endswith("zero_config.py")]
     assert t["guess"] is True and t["target"].endswith("guess:TabularClassifier")

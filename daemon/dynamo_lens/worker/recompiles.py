@@ -170,7 +170,15 @@ def absorbed(group: Group) -> bool:
     return group.count == 1 and not group.limit_hit and group.measured != "repeats"
 
 
-def _finding(group: Group, target: str, limit: int, declared: bool, names: list[str]) -> Finding:
+def _finding(
+    group: Group,
+    target: str,
+    limit: int,
+    declared: bool,
+    names: list[str],
+    own: tuple[str, int] | None,
+) -> Finding:
+    # names, own: the target's parameters and code; a callee's `x` is not the target's
     g = group.guard
     absorbed_once = absorbed(group)
     severity = Severity.INFORMATION if absorbed_once else Severity.WARNING
@@ -219,7 +227,7 @@ def _finding(group: Group, target: str, limit: int, declared: bool, names: list[
     }
     if g.kind == "size" and g.dim is not None and group.origin is None:
         data["mark_dynamic"] = {"variable": g.var, "dim": g.dim}
-        if g.var in names:
+        if g.var in names and own in group.frames:  # the target's own argument, by position
             data["mark_dynamic"]["arg"] = names.index(g.var)
     if group.origin is not None:
         data["library"] = where(group.origin)
@@ -319,6 +327,13 @@ def probe_families(call: Call, n: int, max_families: int = 6) -> list[list[Call]
 _ARGS_RE = re.compile(r"^(?P<pack>args|kwargs)\[(?P<key>\d+|'[^']+')\](?P<rest>.*)$")
 
 
+def _code_of(fn: Any) -> tuple[str, int] | None:
+    """The target's own code as torch's metrics name a frame: (file, first line)."""
+    call = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    code = getattr(inspect.unwrap(getattr(call, "__func__", call)), "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code is not None else None
+
+
 def parameter_names(fn: Any) -> list[str]:
     """The target's own parameter names, through wrappers (``functools.wraps``) and modules."""
     call = fn.forward if isinstance(fn, torch.nn.Module) else fn
@@ -416,6 +431,7 @@ def find_recompiles(
     declared = len(target.calls) >= 2
     grad = runs_with_grad(target.fn, target.calls[0])
     names = parameter_names(target.fn)
+    own = _code_of(target.fn)
     if declared:
         families = [target.calls]
     else:
@@ -499,7 +515,7 @@ def find_recompiles(
         # one-off per dim that automatic dynamic shapes absorb.
         if not declared and absorbed(group):
             continue
-        findings.append(_finding(group, name, limit, declared, names))
+        findings.append(_finding(group, name, limit, declared, names, own))
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
 
 
