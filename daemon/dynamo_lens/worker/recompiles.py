@@ -9,7 +9,6 @@ again is a warning; a single size change absorbed by automatic dynamic shapes is
 from __future__ import annotations
 
 import contextlib
-import inspect
 import re
 import sys
 from collections.abc import Iterator
@@ -45,7 +44,7 @@ from . import torchcompat
 from .breaks import where
 from .freshvalues import next_call
 from .tracecapture import TraceCapture
-from .usercode import Call, Target
+from .usercode import Call, Target, code_of, parameter_names
 
 
 @dataclass
@@ -327,23 +326,6 @@ def probe_families(call: Call, n: int, max_families: int = 6) -> list[list[Call]
 _ARGS_RE = re.compile(r"^(?P<pack>args|kwargs)\[(?P<key>\d+|'[^']+')\](?P<rest>.*)$")
 
 
-def _code_of(fn: Any) -> tuple[str, int] | None:
-    """The target's own code as torch's metrics name a frame: (file, first line)."""
-    call = fn.forward if isinstance(fn, torch.nn.Module) else fn
-    code = getattr(inspect.unwrap(getattr(call, "__func__", call)), "__code__", None)
-    return (code.co_filename, code.co_firstlineno) if code is not None else None
-
-
-def parameter_names(fn: Any) -> list[str]:
-    """The target's own parameter names, through wrappers (``functools.wraps``) and modules."""
-    call = fn.forward if isinstance(fn, torch.nn.Module) else fn
-    try:
-        params = inspect.signature(call).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-
-
 def user_name(var: str, names: list[str]) -> str:
     """``args[1]`` (a wrapper's ``*args``, as in transformers' decorators) -> the user's own
     parameter name, when the target's real signature names it."""
@@ -431,7 +413,7 @@ def find_recompiles(
     declared = len(target.calls) >= 2
     grad = runs_with_grad(target.fn, target.calls[0])
     names = parameter_names(target.fn)
-    own = _code_of(target.fn)
+    own = code_of(target.fn)
     if declared:
         families = [target.calls]
     else:

@@ -334,3 +334,20 @@ def _guess_target(unit: Unit, cls: type) -> Target:
         guess=True,
         call_site=(unit.path, unit.line, unit.attr),
     )
+
+
+def code_of(fn: Any) -> tuple[str, int] | None:
+    """The target's own code as torch's metrics name a frame: (file, first line)."""
+    call = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    code = getattr(inspect.unwrap(getattr(call, "__func__", call)), "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code is not None else None
+
+
+def parameter_names(fn: Any) -> list[str]:
+    """The target's own parameter names, through wrappers (``functools.wraps``) and modules."""
+    call = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    try:
+        params = inspect.signature(call).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
