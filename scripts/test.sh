@@ -18,6 +18,8 @@ if [ -z "${DYNAMO_LENS_SKIP_COMPAT:-}" ]; then
   mkdir -p out
   bash scripts/compat.sh --prepare 2.8.0 > out/compat-prepare.log 2>&1 &
   prep=$!
+  # A failed test run must not leave the multi-GB install running after CI has answered.
+  trap 'kill "$prep" 2>/dev/null || true' EXIT
 fi
 echo "[test] pytest"
 # Two threads per torch process: the CI machine has two cores and runs a worker beside pytest.

@@ -24,13 +24,13 @@ def find_root(paths: Sequence[Path]) -> Path:
 def not_python(paths: Sequence[Path]) -> str | None:
     """Why a file given by name cannot be checked: only Python source is analysed. A file of
     another kind must not pass as checked and clean."""
-    notebooks = [str(p) for p in paths if p.is_file() and p.suffix == ".ipynb"]
+    notebooks = [str(p) for p in paths if p.is_file() and p.suffix.lower() == ".ipynb"]
     if notebooks:
         return (
             f"notebooks are not analysed yet: {', '.join(notebooks)}; export one with "
             "`jupyter nbconvert --to script NOTEBOOK` and check the .py"
         )
-    other = [str(p) for p in paths if p.is_file() and p.suffix not in (".py", ".pyw")]
+    other = [str(p) for p in paths if p.is_file() and not _python_source(p)]
     if other:
         return f"not a Python file (.py): {', '.join(other)}"
     return None
@@ -58,3 +58,18 @@ def mixed_projects(paths: Sequence[Path]) -> str | None:
         f"{', ...' if len(roots) > 3 else ''}): check each project on its own, or pass --root "
         "with a folder above them all (in pre-commit: args: [--root, .])"
     )
+
+
+def _python_source(path: Path) -> bool:
+    """A ``.py`` file, or a script whose first line runs Python (``#!/usr/bin/env python3``):
+    pre-commit's ``types: [python]`` passes those by name too."""
+    if path.suffix in (".py", ".pyw"):
+        return True
+    if path.suffix:
+        return False
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first

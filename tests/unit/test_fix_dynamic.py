@@ -81,6 +81,12 @@ def _library() -> Finding:
     return _recompile(library="lib.py:3")
 
 
+def _other_file() -> Finding:
+    f = _recompile()
+    f.target = "other.py::compile_example"
+    return f
+
+
 TWO_RETURNS = SRC.replace(
     "    model = Rows()\n", "    model = Rows()\n    if model is None:\n        return []\n"
 )
@@ -100,6 +106,12 @@ TWO_RETURNS = SRC.replace(
             SRC.replace("    return [", "    k = 1; return ["),
         ),
         ("no example in this file", _recompile, SRC.replace("def compile_example", "def build")),
+        (
+            "the example defined twice",
+            _recompile,
+            SRC + "\n\ndef compile_example():\n    return []\n",
+        ),
+        ("the target's example is another file's", _other_file, SRC),
     ],
 )
 def test_refused(why: str, finding: Callable[[], Finding], src: str) -> None:

@@ -65,3 +65,12 @@ def test_notebooks_in_a_folder_are_named_as_not_analysed(tmp_path: Path) -> None
     rc, out, err = _run("check", str(tmp_path), "--checks", "static")
     assert rc == 0 and out.strip().startswith("1 file(s)"), out
     assert "1 notebook(s) not analysed" in err and "a.ipynb" in err
+
+
+def test_a_python_script_without_an_extension_is_checked(tmp_path: Path) -> None:
+    # pre-commit's `types: [python]` passes such a script by name (its shebang says Python).
+    (tmp_path / "pyproject.toml").write_text("")
+    script = tmp_path / "runme"
+    script.write_text("#!/usr/bin/env python3\nx = 1\n")
+    rc, out, err = _run("check", "--checks", "static", str(script))
+    assert rc == 0 and out.strip().startswith("1 file(s)"), (out, err)

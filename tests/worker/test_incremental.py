@@ -46,8 +46,8 @@ REALWORLD = ["lstm-packed", "torch-transformer-encoder"]
 # DYNAMO_LENS_EDIT_SEED=N replays it; DYNAMO_LENS_EDITS=200 runs the longer sequence.
 _TOTAL = int(os.environ.get("DYNAMO_LENS_EDITS", "50"))
 PLAN = {
-    "example_workspace": _TOTAL * 7 // 10,
-    "static": _TOTAL * 2 // 10,
+    "example_workspace": max(1, _TOTAL * 7 // 10),
+    "static": max(1, _TOTAL * 2 // 10),
     "realworld": max(1, _TOTAL // 10),
 }
 SEED = int(os.environ.get("DYNAMO_LENS_EDIT_SEED") or random.SystemRandom().randrange(1 << 31))

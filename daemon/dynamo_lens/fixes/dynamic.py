@@ -36,15 +36,16 @@ def mark_dynamic(finding: Finding, source: str, tree: ast.Module) -> Rewrite | N
         return None
     if finding.target is None or "library" in finding.data:
         return None
-    unit = TargetId.parse(finding.target).unit
+    tid = TargetId.parse(finding.target)
+    unit = tid.unit
     if not is_example_name(unit):
         return None  # a guessed or configured target: no call site of the user's to edit
-    fn = next(
-        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == unit),
-        None,
-    )
-    if fn is None:
-        return None
+    if tid.file and not finding.path.replace("\\", "/").endswith("/" + tid.file):
+        return None  # the example is in another file than the finding: not this file's
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == unit]
+    if len(defs) != 1:
+        return None  # none, or defined twice: which one runs is not this rule's guess
+    fn = defs[0]
     returns = _returns(fn)
     if len(returns) != 1:
         return None
