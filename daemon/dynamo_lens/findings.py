@@ -80,6 +80,9 @@ class _MarkDynamicDim(TypedDict):
 
 class MarkDynamic(_MarkDynamicDim, total=False):
     arg: int  # the variable's position in the target's calls, where it is positional
+    # Which entries of the example's returned list are this target's calls (absent: the
+    # example returns one call): the fix marks those and no other target's.
+    calls: list[int]
 
 
 class FixData(TypedDict, total=False):

@@ -117,3 +117,14 @@ TWO_RETURNS = SRC.replace(
 def test_refused(why: str, finding: Callable[[], Finding], src: str) -> None:
     rules = [r.rule for r in propose(finding(), src, in_workspace=True)]
     assert "mark-dynamic" not in rules, why
+
+
+def test_only_the_targets_own_entries_are_marked_where_the_example_returns_several() -> None:
+    md = {"variable": "x", "dim": 0, "arg": 0, "calls": [0, 2]}
+    fixed = _only(_recompile(mark_dynamic=md))
+    assert (
+        "    for __call in [__calls[__i] for __i in (0, 2)] if isinstance(__calls, list) "
+        "else [__calls]:\n"
+    ) in fixed, fixed
+    one = _only(_recompile(mark_dynamic={**md, "calls": [1]}))
+    assert "[__calls[__i] for __i in (1,)]" in one, one

@@ -471,3 +471,37 @@ def test_a_recompile_on_a_size_gets_mark_dynamic_where_the_example_builds_its_ca
     assert [f["line"] for f in after["findings"]] == [six], after["findings"]
     (rep,) = [t for t in after["targets"] if t["target"].endswith("compile_example_rows")]
     assert rep["recompile_count"] == 0
+
+
+def test_mark_dynamic_marks_only_its_own_targets_calls_by_position(ws: Path) -> None:
+    """One example with six targets: a fix for one marks that target's entries and no other's
+    (SixRows branches on the size and must still run after the fix is applied), and a tensor
+    passed by keyword, bare, or shared with another target gets no position to mark."""
+    script = "dynamic_mixed.py"
+    sites = {
+        what: here(ws, script, what)
+        for what in (
+            "rows vary",
+            "six rows are special",
+            "passed by keyword",
+            "a bare tensor",
+            "shared tensors",
+            "shared and special",
+        )
+    }
+    _, before, _ = check_json(script, "--checks", "recompiles", cwd=ws)
+    marks = {f["line"]: f["data"].get("mark_dynamic", {}) for f in before["findings"]}
+    assert sorted(marks) == sorted(sites.values()), before["findings"]
+    positioned = {ln: md.get("calls") for ln, md in marks.items() if "arg" in md}
+    rows, six = sites["rows vary"], sites["six rows are special"]
+    assert positioned == {rows: [0, 6, 12], six: [1, 7, 13]}, marks
+    doc = _fix(ws, script, "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["rule"] == "mark-dynamic" and fix["line"] == rows and fix["verified"], fix
+    text = (ws / script).read_text()
+    assert "for __call in [__calls[__i] for __i in (0, 6, 12)] if" in text, text
+    # The fixed file's other targets run as before: SixRows still recompiles, nothing raised.
+    _, after, _ = check_json(script, "--checks", "recompiles", cwd=ws)
+    assert rows not in {f["line"] for f in after["findings"]}, after["findings"]
+    assert six in {f["line"] for f in after["findings"]}, after["findings"]
+    assert all(not t.get("error") for t in after["targets"]), after["targets"]

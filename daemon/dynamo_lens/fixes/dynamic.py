@@ -61,10 +61,18 @@ def mark_dynamic(finding: Finding, source: str, tree: ast.Module) -> Rewrite | N
     if expr is None:
         return None
     arg, dim, var = int(md["arg"]), int(md["dim"]), md["variable"]
-    # Names no user code of the example can read: they are bound after its last statement ran.
+    mine = md.get("calls")
+    # Only this target's entries: another target of the example may branch on that size, and
+    # its calls are not what this fix is verified on. Names no user code of the example can
+    # read: they are bound after its last statement ran.
+    pick = (
+        f"[__calls[__i] for __i in {tuple(int(i) for i in mine)!r}]"
+        if mine is not None
+        else "__calls"
+    )
     text = (
         f"{indent}__calls = {expr}\n"
-        f"{indent}for __call in __calls if isinstance(__calls, list) else [__calls]:\n"
+        f"{indent}for __call in {pick} if isinstance(__calls, list) else [__calls]:\n"
         f"{indent}    torch._dynamo.mark_dynamic(__call[1][{arg}], {dim})\n"
         f"{indent}return __calls\n"
     )

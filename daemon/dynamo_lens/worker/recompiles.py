@@ -176,6 +176,8 @@ def _finding(
     declared: bool,
     names: list[str],
     own: tuple[str, int] | None,
+    markable: frozenset[int] = frozenset(),
+    positions: tuple[int, ...] | None = None,
 ) -> Finding:
     # names, own: the target's parameters and code; a callee's `x` is not the target's
     g = group.guard
@@ -226,8 +228,13 @@ def _finding(
     }
     if g.kind == "size" and g.dim is not None and group.origin is None:
         data["mark_dynamic"] = {"variable": g.var, "dim": g.dim}
-        if g.var in names and own in group.frames:  # the target's own argument, by position
-            data["mark_dynamic"]["arg"] = names.index(g.var)
+        # The target's own argument, passed by position in every one of its calls, as a tensor
+        # no other target's call holds (usercode.Target.markable).
+        arg = names.index(g.var) if g.var in names else -1
+        if own in group.frames and arg in markable:
+            data["mark_dynamic"]["arg"] = arg
+            if positions is not None:
+                data["mark_dynamic"]["calls"] = list(positions)
     if group.origin is not None:
         data["library"] = where(group.origin)
     return Finding(
@@ -497,7 +504,9 @@ def find_recompiles(
         # one-off per dim that automatic dynamic shapes absorb.
         if not declared and absorbed(group):
             continue
-        findings.append(_finding(group, name, limit, declared, names, own))
+        findings.append(
+            _finding(group, name, limit, declared, names, own, target.markable, target.positions)
+        )
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
 
 

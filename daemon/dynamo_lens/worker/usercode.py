@@ -42,6 +42,13 @@ class Target:
     # Where the user hands the target over (the example's return): breaks and recompiles
     # inside library code, with no workspace frame of their own, are shown here.
     call_site: tuple[str, int, str] = ("", 0, "")
+    # For a fix that marks an argument in the example's own calls (fixes/dynamic.py): the
+    # entries of its returned list that are this target's (None: it returned one call), and
+    # the positions of arguments that every one of them passes as a tensor of its own, in an
+    # args tuple, shared with no other target's call (a mark on a shared tensor would change
+    # how torch compiles that other target too).
+    positions: tuple[int, ...] | None = None
+    markable: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -263,12 +270,14 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
     if not items:
         raise ExampleError(f"{unit.attr}() returned an empty list")
     groups: dict[tuple[int, ...], tuple[Any, list[Call]]] = {}
+    where: dict[tuple[int, ...], list[int]] = {}
     for i, item in enumerate(items):
         fn, call = _as_call(item, f"{unit.attr}()" + (f"[{i}]" if len(items) > 1 else ""))
         groups.setdefault(_identity(fn), (fn, []))[1].append(call)
+        where.setdefault(_identity(fn), []).append(i)
     targets = []
     site = (unit.path, call_site_line(unit.path, unit.line), unit.attr)
-    for i, (fn, calls) in enumerate(groups.values()):
+    for i, (key, (fn, calls)) in enumerate(groups.items()):
         name = TargetId("", unit.name, None if len(groups) == 1 else i).short
         path, line = _target_location(fn)
         targets.append(
@@ -280,9 +289,35 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
                 line=line if path else unit.line,
                 kind=unit.kind,
                 call_site=site,
+                positions=tuple(where[key]) if isinstance(result, list) else None,
+                markable=_markable([items[j] for j in where[key]], items, where[key]),
             )
         )
     return targets
+
+
+def _markable(own: list[Any], items: list[Any], mine: list[int]) -> frozenset[int]:
+    """Positions ``i`` where every one of ``own`` (this target's entries of the example's
+    return) passes a tensor as ``args[i]`` of an args tuple (a bare tensor is wrapped by
+    ``_as_call``: ``entry[1][i]`` would index into it), no other target's entry holds."""
+    others = {
+        id(v)
+        for j, item in enumerate(items)
+        if j not in mine
+        for v in (*_values(item[1]), *(item[2].values() if len(item) == 3 else ()))
+    }
+    out: set[int] | None = None
+    for item in own:
+        args = item[1]
+        if not isinstance(args, (tuple, list)) or isinstance(args, torch.Tensor):
+            return frozenset()
+        ok = {i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and id(a) not in others}
+        out = ok if out is None else out & ok
+    return frozenset(out or ())
+
+
+def _values(args: Any) -> tuple[Any, ...]:
+    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
 
 
 def _first_leaf(module: nn.Module) -> nn.Module | None:
