@@ -7,10 +7,10 @@ PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import importlib.util as u, dynamo_lens, torch, pygls, pytest_lsp, ruff, transformers, hypothesis, xdist, jsonschema, pre_commit; assert u.find_spec('vit_pytorch')" 2>/dev/null; then
+if ! .venv/bin/python -c "import importlib.util as u, dynamo_lens, torch, pygls, pytest_lsp, ruff, transformers, hypothesis, xdist, jsonschema, pre_commit, nbformat, nbclient, ipykernel, IPython; assert u.find_spec('vit_pytorch')" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   # torch==2.13.0 is pinned in the dev extra: the CPU build from this machine's disk.
-  .venv/bin/python -m pip install -q -e ".[dev,realworld]"
+  .venv/bin/python -m pip install -q -e ".[dev,realworld,notebook]"
   .venv/bin/python -m pip install -q --no-deps "vit-pytorch>=1.6"
 fi
 # The SARIF 2.1.0 JSON schema the tests validate our SARIF against, from the npm registry

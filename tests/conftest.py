@@ -48,13 +48,21 @@ def markers(path: Path, pattern: str = "fault-line") -> list[int]:
 
 
 def expectations(root: Path) -> list[tuple[str, int, str, str | None]]:
-    """(relative path, line, kind, detail) for every `# expect:` marker under root."""
+    """(relative path, line, kind, detail) for every `# expect:` marker under root; in a
+    notebook's cell, the path is ``NOTEBOOK#cellN`` and the line is the cell's."""
     out = []
     for p in sorted(root.rglob("*.py")):
         for i, line in enumerate(p.read_text().splitlines(), start=1):
             m = EXPECT_RE.search(line)
             if m:
                 out.append((str(p.relative_to(root)), i, m["kind"], m["detail"]))
+    for p in sorted(root.rglob("*.ipynb")):
+        cells = json.loads(p.read_text())["cells"]
+        for n, cell in enumerate(cells, start=1):
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            for i, line in enumerate(source.splitlines(), start=1):
+                if m := EXPECT_RE.search(line):
+                    out.append((f"{p.relative_to(root)}#cell{n}", i, m["kind"], m["detail"]))
     return out
 
 

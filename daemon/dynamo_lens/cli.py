@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .cmdpaths import find_root, mixed_projects, not_python, say_skipped
+from .cmdpaths import find_root, is_notebook, mixed_projects, not_python, say_cells, say_skipped
 from .config import ALL_CHECKS, Config, load
 from .engine.analysis import Engine
 from .engine.source import iter_python_files
@@ -196,7 +196,7 @@ def _settings(root: Path, overrides: dict[str, Any], paths: Sequence[Path]) -> C
 
 
 def _check(args: argparse.Namespace) -> int:
-    if (problem := not_python(args.paths)) or (
+    if (problem := not_python(args.paths, notebooks=True)) or (
         args.root is None and (problem := mixed_projects(args.paths))
     ):
         print(f"dynamo-lens: {problem}", file=sys.stderr)
@@ -224,14 +224,19 @@ def _check(args: argparse.Namespace) -> int:
     ok, known = _gate(args, root, cfg.baseline)
     if not ok:
         return EXIT_ERROR
-    skipped: list[Path] = []
-    files = list(dict.fromkeys(iter_python_files(args.paths, cfg.excludes, skipped)))
-    say_skipped(skipped)
+    books: list[Path] = []
+    files = list(dict.fromkeys([*iter_python_files(args.paths, cfg.excludes, books), *books]))
     log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None
     results: list[FileResult] = []
     env: dict[str, Any] = {"config": cfg.fingerprint()}
     with Engine(root, cfg, on_log=log) as engine:
         for f in files:
+            if is_notebook(f):
+                from .runs.notebook import check_notebook
+
+                results.append(check_notebook(engine, f, args.checks))
+                say_cells(results[-1], root)
+                continue
             results.append(engine.analyze_file(f, args.checks))
             if args.fixes != "none":
                 from .engine.fixing import attach

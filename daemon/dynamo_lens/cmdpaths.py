@@ -1,5 +1,5 @@
 """What a command line's paths name: the project they belong to, and whether each file given
-is one the tools analyse. Torch-free, engine-free: checked before any work starts."""
+is one the tools analyse; how a notebook's cells ran. Torch-free, engine-free."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from .findings import FileResult
 
 
 def find_root(paths: Sequence[Path]) -> Path:
@@ -21,18 +23,24 @@ def find_root(paths: Sequence[Path]) -> Path:
     return here
 
 
-def not_python(paths: Sequence[Path]) -> str | None:
-    """Why a file given by name cannot be checked: only Python source is analysed. A file of
-    another kind must not pass as checked and clean."""
-    notebooks = [str(p) for p in paths if p.is_file() and p.suffix.lower() == ".ipynb"]
-    if notebooks:
+def is_notebook(path: Path) -> bool:
+    return path.suffix.lower() == ".ipynb"
+
+
+def not_python(paths: Sequence[Path], notebooks: bool = False) -> str | None:
+    """Why a file given by name cannot be checked: only Python source (and, where
+    ``notebooks``, a notebook) is analysed. A file of another kind must not pass as checked
+    and clean."""
+    books = [str(p) for p in paths if p.is_file() and is_notebook(p)]
+    if books and not notebooks:
         return (
-            f"notebooks are not analysed yet: {', '.join(notebooks)}; export one with "
-            "`jupyter nbconvert --to script NOTEBOOK` and check the .py"
+            f"fixes are not offered for notebooks yet: {', '.join(books)}; `dynamo-lens check` "
+            "shows a notebook's findings on its cells"
         )
-    other = [str(p) for p in paths if p.is_file() and not _python_source(p)]
+    other = [str(p) for p in paths if p.is_file() and not is_notebook(p) and not _python_source(p)]
     if other:
-        return f"not a Python file (.py): {', '.join(other)}"
+        kinds = ".py or .ipynb" if notebooks else ".py"
+        return f"not a Python file or notebook ({kinds}): {', '.join(other)}"
     return None
 
 
@@ -40,10 +48,24 @@ def say_skipped(skipped: Sequence[Path]) -> None:
     if skipped:
         first = ", ".join(str(p) for p in skipped[:3]) + (", …" if len(skipped) > 3 else "")
         print(
-            f"dynamo-lens: {len(skipped)} notebook(s) not analysed (notebooks are not "
-            f"supported yet): {first}",
+            f"dynamo-lens: {len(skipped)} notebook(s) left out (fixes are not offered for "
+            f"notebooks yet): {first}",
             file=sys.stderr,
         )
+
+
+def say_cells(result: FileResult, root: Path) -> None:
+    """How a notebook's cells ran, on stderr: what did not run as written, and what did not
+    run at all (the findings, on stdout, are only findings)."""
+    run = result.notebook
+    if run is None:
+        return
+    try:
+        name = os.path.relpath(result.path, root)
+    except ValueError:
+        name = result.path
+    for note in [*run.left_out, *run.notes]:
+        print(f"dynamo-lens: {name}:cell {note.cell}:{note.line}: {note.what}", file=sys.stderr)
 
 
 def mixed_projects(paths: Sequence[Path]) -> str | None:

@@ -65,6 +65,9 @@ class Frame:
     end_line: int = 0
     end_column: int = 0
     code: str = ""
+    # In a notebook (``path`` an .ipynb): the cell, 1-based among all its cells, markdown
+    # counted; ``line`` is then inside that cell.
+    cell: int | None = None
 
     def span(self) -> tuple[int, int, int, int]:
         """(line, column, end line, end column), 1-based, end exclusive: the frame's
@@ -195,6 +198,9 @@ class Finding:
     fingerprint: str = ""
     # Against a baseline (report/baseline.py): "known" or "new"; "" when there is none.
     baseline: str = ""
+    # In a notebook: the cell (1-based among all cells, markdown counted); ``line`` and
+    # ``column`` are inside it. None for a file.
+    cell: int | None = None
 
     def __post_init__(self) -> None:
         # Every renderer (LSP, SARIF) needs start <= end; a range made from a multi-line
@@ -239,9 +245,10 @@ class Finding:
                 )
         return out
 
-    def key(self) -> tuple[str, str, int, int, str, str | None]:
+    def key(self) -> tuple[str, str, int, int, str, str | None, int]:
         """Identity used to deduplicate the same site reported twice."""
-        return (self.kind.value, self.path, self.line, self.column, self.message, self.device)
+        place = (self.path, self.line, self.column)
+        return (self.kind.value, *place, self.message, self.device, self.cell or 0)
 
     @property
     def text(self) -> str:
@@ -296,6 +303,26 @@ class TargetReport:
     equivalence: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class CellNote:
+    """What a notebook's analysis says of one of its cells' lines (notebooks/program.py)."""
+
+    cell: int  # 1-based among all cells
+    line: int  # inside the cell, 1-based
+    what: str
+
+
+@dataclass
+class NotebookRun:
+    """How a notebook's cells ran as one program: how many there were, what ran but not as
+    written (IPython syntax did nothing), and what did not run at all (a ``%%bash`` cell)."""
+
+    cells: int
+    code_cells: int
+    notes: list[CellNote] = field(default_factory=list)
+    left_out: list[CellNote] = field(default_factory=list)
+
+
 @dataclass
 class FileResult:
     """One file's analysis: its targets' reports plus file-level findings (syntax, imports)."""
@@ -311,6 +338,7 @@ class FileResult:
     # after a restart may well succeed, and a dead worker may have blamed the wrong file).
     interrupted: bool = False
     duration: float = 0.0
+    notebook: NotebookRun | None = None  # a notebook's: how its cells ran
 
     def all_findings(self) -> list[Finding]:
         out = list(self.findings)
@@ -324,6 +352,24 @@ _converter = cattrs.Converter()
 _converter.register_unstructure_hook_func(
     lambda t: isinstance(t, type) and issubclass(t, Enum), lambda e: e.value
 )
+
+
+def _without_none(cls: type, name: str) -> None:
+    """``cls`` goes out without ``name`` where it is None: a file's findings, frames and
+    results carry no notebook fields (absent, not null)."""
+    base = _converter.get_unstructure_hook(cls)
+
+    def hook(obj: Any) -> Any:
+        out = base(obj)
+        if out.get(name) is None:
+            out.pop(name, None)
+        return out
+
+    _converter.register_unstructure_hook(cls, hook)
+
+
+for _cls, _name in ((Frame, "cell"), (Finding, "cell"), (FileResult, "notebook")):
+    _without_none(_cls, _name)
 T = TypeVar("T")
 
 
@@ -339,11 +385,11 @@ def from_wire(data: Any, cls: type[T]) -> T:
 
 def dedupe(findings: list[Finding]) -> list[Finding]:
     """Drop repeats of the same site, keeping the first (most severe first)."""
-    seen: set[tuple[str, str, int, int, str, str | None]] = set()
+    seen: set[tuple[str, str, int, int, str, str | None, int]] = set()
     out: list[Finding] = []
     for f in sorted(findings, key=lambda f: -f.severity.rank):
         k = f.key()
         if k not in seen:
             seen.add(k)
             out.append(f)
-    return sorted(out, key=lambda f: (f.path, f.line, f.column, -f.severity.rank))
+    return sorted(out, key=lambda f: (f.path, f.cell or 0, f.line, f.column, -f.severity.rank))

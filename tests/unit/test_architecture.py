@@ -21,13 +21,14 @@ LAYERS = {
     "texts": 1,
     "static": 1,
     "fixes": 1,
+    "notebooks": 1,  # a notebook's cells as a program, and findings back on them
     "report": 2,  # reads source lines through texts
     "engine": 2,
     "runs": 3,
     "worker": 4,
     "server": 4,
     "server.lsp": 5,
-    "cmdpaths": 0,  # stdlib only: what a command line names
+    "cmdpaths": 1,  # findings only: what a command line names
     "cli": 6,
     "pytest_plugin": 6,
     "__main__": 7,

@@ -50,21 +50,23 @@ def test_a_file_that_is_not_python_is_a_usage_error_never_a_clean_check(tmp_path
     notebook.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     notes = tmp_path / "notes.txt"
     notes.write_text("x = 1\n")
-    for command in (["check", "--checks", "static"], ["fix"]):
-        rc, out, err = _run(*command, str(notebook))
-        assert rc == 2 and out == "", (command, out)
-        assert "notebooks are not analysed yet" in err and str(notebook) in err
+    rc, out, err = _run("fix", str(notebook))
+    assert rc == 2 and out == "", out
+    assert "fixes are not offered for notebooks yet" in err and str(notebook) in err
+    rc, out, err = _run("check", "--checks", "static", str(notebook))  # a notebook is checked
+    assert rc == 0 and out.strip().startswith("1 file(s)"), (out, err)
     rc, out, err = _run("check", str(notes), "--checks", "static")
-    assert rc == 2 and f"not a Python file (.py): {notes}" in err and out == ""
+    assert rc == 2 and f"not a Python file or notebook (.py or .ipynb): {notes}" in err
+    assert out == ""
 
 
-def test_notebooks_in_a_folder_are_named_as_not_analysed(tmp_path: Path) -> None:
+def test_notebooks_in_a_folder_are_checked_and_a_broken_one_is_named(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "a.ipynb").write_text("{}")
     (tmp_path / "m.py").write_text("x = 1\n")
-    rc, out, err = _run("check", str(tmp_path), "--checks", "static")
-    assert rc == 0 and out.strip().startswith("1 file(s)"), out
-    assert "1 notebook(s) not analysed" in err and "a.ipynb" in err
+    rc, out, _ = _run("check", str(tmp_path), "--checks", "static")
+    assert rc == 1 and out.strip().endswith("2 file(s), 0 target(s), 1 finding(s)"), out
+    assert "a.ipynb:1:1: error:" in out and "not a valid notebook (nbformat)" in out, out
 
 
 def test_a_python_script_without_an_extension_is_checked(tmp_path: Path) -> None:

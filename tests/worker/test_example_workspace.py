@@ -29,7 +29,7 @@ def _found(d: dict[str, Any]) -> set[tuple[str, int, str, str | None]]:
     out = set()
     for f in d["findings"]:
         kind = KIND.get((f["kind"], f["severity"]), f"{f['kind']}-{f['severity']}")
-        rel = str(Path(f["path"]).relative_to(WS))
+        rel = str(Path(f["path"]).relative_to(WS)) + (f"#cell{f['cell']}" if "cell" in f else "")
         with_id = f["kind"] in ("graph_break", "fallback")
         out.add((rel, f["line"], kind, f["gb_id"] if with_id else None))
     return out
@@ -74,8 +74,13 @@ def test_mark_dynamic_names_an_argument_only_of_the_targets_own_frame(doc: dict[
         (f,) = [f for f in doc["findings"] if f["path"].endswith(name) and f["line"] == line]
         return dict(f["data"]["mark_dynamic"])
 
-    # The block's own input: its position in the example's calls.
-    assert marked("transformer_block.py", 45) == {"variable": "x", "dim": 1, "arg": 0}
+    # The block's own input: its position in the example's calls, and which calls are its.
+    assert marked("transformer_block.py", 45) == {
+        "variable": "x",
+        "dim": 1,
+        "arg": 0,
+        "calls": [0, 1, 2],
+    }
     # An expert's `x`, called from the layer's skipped frame, is not the layer's `x`: no
     # position, so no call-site edit marks the wrong tensor.
     assert marked("moe_router.py", 15) == {"variable": "x", "dim": 0}

@@ -146,8 +146,41 @@ def _stmts(items: list[object]) -> list[ast.stmt]:
     return out
 
 
+@lru_cache(maxsize=64)
+def _cell_trees(path: str, mtime_ns: int, size: int) -> tuple[ast.Module | None, ...]:
+    """A notebook's cells, parsed as the analysis ran them (IPython syntax made Python)."""
+    from ..notebooks.cells import NotebookError, read_cells
+    from ..notebooks.program import python_of
+
+    try:
+        cells = read_cells(Path(path))
+    except NotebookError:
+        return ()
+    out: list[ast.Module | None] = []
+    for c in cells:
+        try:
+            out.append(ast.parse(python_of(c.source)) if c.kind == "code" else None)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            out.append(None)
+    return tuple(out)
+
+
+def _tree_of(f: Finding) -> ast.Module | None:
+    """The source ``f``'s line is in: its file, or its notebook cell."""
+    if f.cell is None:
+        return _tree(f.path)
+    try:
+        st = os.stat(f.path)
+    except OSError:
+        return None
+    trees = _cell_trees(f.path, st.st_mtime_ns, st.st_size)
+    return trees[f.cell - 1] if 0 < f.cell <= len(trees) else None
+
+
 def _parts(f: Finding, root: Path) -> tuple[str, ...]:
-    tree = _tree(f.path)
+    # A cell's position is not in the identity: a cell inserted above must not make a
+    # baseline's finding new. Its function and statement text are.
+    tree = _tree_of(f)
     function, text = locate(tree, f.line) if tree is not None else ("", "")
     if not text:
         # No source to read (a trace from elsewhere, a deleted file): what torch said instead.
@@ -169,7 +202,7 @@ def _parts(f: Finding, root: Path) -> tuple[str, ...]:
 def assign(findings: Iterable[Finding], root: Path) -> None:
     """Set ``fingerprint`` on each finding. Findings that agree on everything else are told
     apart by their order in the file (line, then column)."""
-    items = sorted(findings, key=lambda f: (f.path, f.line, f.column))
+    items = sorted(findings, key=lambda f: (f.path, f.cell or 0, f.line, f.column))
     seen: Counter[tuple[str, ...]] = Counter()
     for f in items:
         parts = _parts(f, root)

@@ -37,19 +37,24 @@ def _artifact(path: str, root: Path) -> dict[str, str]:
 
 
 def _location(
-    path: str, line: int, col: int, end_line: int, end_col: int, root: Path
+    path: str,
+    line: int,
+    col: int,
+    end_line: int,
+    end_col: int,
+    root: Path,
+    cell: int | None = None,
 ) -> dict[str, Any]:
-    return {
-        "physicalLocation": {
-            "artifactLocation": _artifact(path, root),
-            "region": {
-                "startLine": line,
-                "startColumn": max(col, 1),
-                "endLine": max(end_line, line),
-                "endColumn": max(end_col, col + 1),
-            },
-        }
+    region: dict[str, Any] = {
+        "startLine": line,
+        "startColumn": max(col, 1),
+        "endLine": max(end_line, line),
+        "endColumn": max(end_col, col + 1),
     }
+    if cell is not None:
+        # A notebook is the artifact; its lines are the cell's (1-based among all cells).
+        region["properties"] = {"cell": cell}
+    return {"physicalLocation": {"artifactLocation": _artifact(path, root), "region": region}}
 
 
 def _fix(fix: FixData, root: Path) -> dict[str, Any]:
@@ -104,7 +109,9 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
                 "ruleId": rid,
                 "level": _LEVEL[f.severity],
                 "message": {"text": f.text + (f"\n{f.explanation}" if f.explanation else "")},
-                "locations": [_location(f.path, f.line, f.column, f.end_line, f.end_column, root)],
+                "locations": [
+                    _location(f.path, f.line, f.column, f.end_line, f.end_column, root, f.cell)
+                ],
                 "properties": {"kind": f.kind.value, "target": f.target, "device": f.device},
             }
             if f.fingerprint:
@@ -115,7 +122,7 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
             if related := f.related():
                 r["relatedLocations"] = [
                     {
-                        **_location(fr.path, *fr.span(), root),
+                        **_location(fr.path, *fr.span(), root, fr.cell),
                         "id": i,
                         "message": {"text": label},
                     }

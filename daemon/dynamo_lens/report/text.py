@@ -19,7 +19,8 @@ def line_for(f: Finding, root: Path) -> str:
     code = f" [{f.gb_id}]" if f.gb_id else ""
     where = f" ({f.device})" if f.device else ""
     known = " (known: in the baseline)" if f.baseline == "known" else ""
-    at = f"{_rel(f.path, root)}:{f.line}:{f.column}"
+    cell = f":cell {f.cell}" if f.cell is not None else ""
+    at = f"{_rel(f.path, root)}{cell}:{f.line}:{f.column}"
     return f"{at}: {f.severity.value}: {f.text}{code}{where}{known}"
 
 
@@ -40,7 +41,7 @@ def render(results: list[FileResult], root: Path, verbose: bool = False) -> str:
     out: list[str] = []
     count = 0
     for res in results:
-        for f in sorted(res.all_findings(), key=lambda f: (f.path, f.line, f.column)):
+        for f in sorted(res.all_findings(), key=lambda f: (f.path, f.cell or 0, f.line, f.column)):
             count += 1
             out.append(line_for(f, root))
             if verbose:
@@ -48,7 +49,8 @@ def render(results: list[FileResult], root: Path, verbose: bool = False) -> str:
                     out.append(f"    {f.explanation}")
                 out.extend(f"    hint: {h}" for h in f.hints)
                 for fr in f.stack[:-1]:
-                    out.append(f"    via {_rel(fr.path, root)}:{fr.line} in {fr.name}")
+                    cell = f":cell {fr.cell}" if fr.cell is not None else ""
+                    out.append(f"    via {_rel(fr.path, root)}{cell}:{fr.line} in {fr.name}")
         for rep in res.reports:
             for t in rep.timings:
                 be = (

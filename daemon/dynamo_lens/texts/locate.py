@@ -24,6 +24,18 @@ _LIBRARY_PARTS = ("site-packages", "dist-packages", f"{os.sep}lib{os.sep}python"
 _OWN = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
 
 
+@functools.lru_cache(maxsize=64)
+def notebook_programs(root: str) -> str:
+    """Where a notebook's cells are written as one program to analyse (engine/notebook.py):
+    in the user's cache, outside the workspace (never a file in the user's tree), keyed by the
+    workspace as the editor's result cache is. Files there are user code all the same."""
+    import hashlib
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:20]
+    return os.path.join(os.path.realpath(base), "dynamo-lens", digest, "notebooks") + os.sep
+
+
 @dataclass(frozen=True)
 class Span:
     line: int
@@ -177,6 +189,8 @@ def _contains(root: str, excludes: tuple[str, ...], path: str) -> bool:
         return False
     try:
         real = Path(os.path.realpath(path))
+        if str(real).startswith(notebook_programs(root)):
+            return True  # a notebook's cells, as the program the analysis runs
         rel = real.relative_to(root)
     except (ValueError, OSError):
         return False

@@ -1,0 +1,161 @@
+"""A notebook's code cells, in order, as one Python program, with a map from each of the
+program's lines back to (cell, line in that cell).
+
+IPython syntax never fails the analysis. With IPython installed, its own input transformer
+turns line magics and shell lines into ``get_ipython()`` calls, which the program's prelude
+answers with a shell that does nothing; without IPython, those lines become ``pass``. A cell
+magic whose body is Python (``%%time``) runs its body; any other (``%%bash``) leaves the cell
+out. A cell with a syntax error is left out, reported on its line, and the others still run.
+What did not run as written is said (``Program.notes``)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from ..findings import CellNote
+from .cells import Cell
+
+# Cell magics whose body is the cell's Python: the analysis runs the body.
+PYTHON_BODY_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit"})
+
+_PRELUDE = '''\
+# Written by dynamo-lens from {name}: its code cells, in order, as one program.
+import sys as _dynamo_lens_sys
+if {folder!r} not in _dynamo_lens_sys.path:
+    _dynamo_lens_sys.path.insert(0, {folder!r})
+
+
+class _DynamoLensShell:
+    """IPython's magics and shell lines do nothing here: the analysis runs the Python."""
+
+    def getoutput(self, *args, **kwargs):
+        return []
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def get_ipython():
+    return _DynamoLensShell()
+
+'''
+
+_SHELL_ASSIGN = re.compile(r"^(\s*)([\w.,\s\[\]]+?)\s*=\s*[!%]")
+_MAGIC_LINE = re.compile(r"^(\s*)(%|!|\?)")
+_HELP_LINE = re.compile(r"^(\s*)[\w.]+\?\??\s*$")
+
+
+@dataclass
+class Program:
+    text: str
+    # Program line (1-based, index 0 unused) -> (cell, line in the cell); None: ours.
+    where: list[tuple[int, int] | None]
+    notes: list[CellNote] = field(default_factory=list)  # run, but not as written
+    left_out: list[CellNote] = field(default_factory=list)  # not run at all
+    syntax_errors: list[tuple[CellNote, int]] = field(default_factory=list)  # and the column
+    cells: int = 0
+    code_cells: int = 0
+
+    def to_cell(self, line: int) -> tuple[int, int] | None:
+        return self.where[line] if 0 < line < len(self.where) else None
+
+    def line_of(self, cell: int, line: int) -> int | None:
+        """The program's line for ``line`` of ``cell`` (the inverse of ``to_cell``)."""
+        for i, w in enumerate(self.where):
+            if w == (cell, line):
+                return i
+        return None
+
+
+def _ipython_transform(source: str) -> str | None:
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return None
+    try:
+        return str(TransformerManager().transform_cell(source))
+    except Exception:  # IPython's own parsing gave up: the plain fallback takes the cell
+        return None
+
+
+def _plain_transform(source: str) -> str:
+    """Without IPython: a magic, shell or help line does nothing (``x = !ls`` binds [])."""
+    out = []
+    for line in source.split("\n"):
+        m = _SHELL_ASSIGN.match(line)
+        indent = line[: len(line) - len(line.lstrip())]
+        if m and not line.lstrip().startswith(("%", "!")):
+            out.append(f"{m[1]}{m[2]} = []")
+        elif _MAGIC_LINE.match(line) or _HELP_LINE.match(line):
+            out.append(f"{indent}pass")
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def python_of(source: str) -> str:
+    """A code cell's text as the analysis runs it (its cell magic line, if any, blank)."""
+    src = source.replace("\r\n", "\n").replace("\r", "\n")
+    if src.lstrip().startswith("%%"):
+        _, _, body = src.partition("\n")
+        return "\n" + _transform(body)
+    return _transform(src)
+
+
+def _transform(source: str) -> str:
+    """``source`` as Python, line for line (a transform that changes the line count is not
+    used: the map to the cell's lines must hold)."""
+    done = _ipython_transform(source)
+    if done is not None and done.rstrip("\n").count("\n") == source.rstrip("\n").count("\n"):
+        return done.rstrip("\n")
+    return _plain_transform(source.rstrip("\n"))
+
+
+def build(cells: list[Cell], name: str, folder: str) -> Program:
+    """The program for a notebook called ``name`` in ``folder`` (put on sys.path, as a kernel
+    started there would find the notebook's sibling modules)."""
+    prelude = _PRELUDE.format(name=name, folder=folder)
+    lines: list[str] = prelude.split("\n")[:-1]
+    where: list[tuple[int, int] | None] = [None] * (len(lines) + 1)
+    prog = Program("", where, cells=len(cells))
+    for cell in cells:
+        if cell.kind != "code":
+            continue
+        prog.code_cells += 1
+        src = cell.source.replace("\r\n", "\n").replace("\r", "\n")
+        if not src.strip():
+            continue
+        raw = src.rstrip("\n").split("\n")
+        first = raw[0].strip()
+        body_from = 0
+        if first.startswith("%%"):
+            magic = first[2:].split(None, 1)[0] if first[2:].strip() else ""
+            if magic not in PYTHON_BODY_MAGICS:
+                what = f"%%{magic} is not Python: the cell was not run"
+                prog.left_out.append(CellNote(cell.index, 1, what))
+                continue
+            prog.notes.append(CellNote(cell.index, 1, f"%%{magic}: its body ran, untimed"))
+            body_from = 1
+        body = "\n".join(raw[body_from:])
+        code = _transform(body)
+        for n, (was, now) in enumerate(zip(raw[body_from:], code.split("\n"), strict=False)):
+            if was != now:
+                what = f"`{was.strip()[:60]}` is IPython syntax: it did nothing here"
+                prog.notes.append(CellNote(cell.index, body_from + n + 1, what))
+        try:
+            ast.parse(code)
+        except SyntaxError as exc:
+            line = body_from + (exc.lineno or 1)
+            note = CellNote(cell.index, line, f"SyntaxError: {exc.msg}")
+            prog.syntax_errors.append((note, exc.offset or 1))
+            continue
+        if body_from:
+            lines.append("")
+            where.append((cell.index, 1))
+        for n, text in enumerate(code.split("\n")):
+            lines.append(text)
+            where.append((cell.index, body_from + n + 1))
+    prog.text = "\n".join(lines) + "\n"
+    return prog

@@ -1,0 +1,132 @@
+"""``dynamo-lens check`` on notebooks, with torch: the breaks and recompiles torch reports for
+the notebook's own compile calls land on their cell and line (torch's own logs, cell by cell,
+are the ground truth: tests/fixtures/notebooks/truth.py); ``compile_example`` in a cell is a
+target as in a file; a clean notebook is silent but lists what ran; a cell that raises is named."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from conftest import FIXTURES, check_json
+
+TRUTH = FIXTURES / "notebooks" / "truth.py"
+
+IMPORTS = "%matplotlib inline\nimport torch\nfrom torch import nn"
+CHATTY = """class Chatty(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x)
+        print("shape", y.shape)
+        return y * 2"""
+CALLS = """model = torch.compile(Chatty(), backend="eager")
+out = model(torch.randn(4, 8))"""
+SCALE = """def scale(x, k):
+    return x * k
+
+
+fn = torch.compile(scale, backend="eager", dynamic=False)
+for k in range(3):
+    fn(torch.randn(4), k)"""
+CLEAN = """@torch.compile(backend="eager")
+def smooth(x):
+    return torch.tanh(x) + 1
+
+
+smooth(torch.randn(3))"""
+GATE = """class Gate(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+
+def compile_example():
+    return Gate(), (torch.randn(4, 8),)"""
+
+
+def _write(root: Path, name: str, *cells: tuple[str, str]) -> Path:
+    (root / "pyproject.toml").write_text('[tool.dynamo-lens]\nbackend = "eager"\n')
+    nb = nbformat.v4.new_notebook()
+    make = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}
+    nb.cells = [make[kind](src) for kind, src in cells]
+    path = root / name
+    nbformat.write(nb, path)
+    return path
+
+
+def _torchs(path: Path) -> set[tuple[str, int, int]]:
+    out = subprocess.run(
+        [sys.executable, str(TRUTH), str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=path.parent,
+        timeout=600,
+    )
+    return {(k, c, ln) for k, c, ln in json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def test_breaks_and_recompiles_torch_reports_land_on_their_cell_and_line(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "explore.ipynb",
+        ("markdown", "# Exploring a model"),
+        ("code", IMPORTS),
+        ("code", CHATTY),
+        ("code", CALLS),
+        ("code", SCALE),
+        ("code", CLEAN),
+        ("code", ""),
+    )
+    truth = _torchs(path)
+    assert {("graph_break", 3, 4), ("recompile", 5, 2)} <= truth, truth  # the fixture's point
+    rc, doc, err = check_json(path.name, "--checks", "breaks,recompiles", cwd=tmp_path)
+    ours = {
+        (f["kind"], f["cell"], f["line"])
+        for f in doc["findings"]
+        if f["kind"] in ("graph_break", "recompile")
+    }
+    assert ours == truth, (doc["findings"], err)
+    assert all(f["path"].endswith("explore.ipynb") for f in doc["findings"]), doc["findings"]
+    (recompile,) = [f for f in doc["findings"] if f["kind"] == "recompile"]
+    assert "2 recompiles" in recompile["message"], recompile  # torch's count: k = 1, then 2
+    ran = {t["target"] for t in doc["targets"]}
+    assert {"explore.ipynb::forward@cell3:2", "explore.ipynb::scale@cell5:1"} <= ran, ran
+    assert "explore.ipynb::smooth@cell6:1" in ran, ran  # clean, and listed as run
+    assert "explore.ipynb:cell 2:1: `%matplotlib inline` is IPython syntax" in err, err
+    assert rc == 1  # warnings fail a check by default, as for a file
+
+
+def test_compile_example_in_a_cell_is_a_target_and_a_clean_notebook_is_silent(
+    tmp_path: Path,
+) -> None:
+    path = _write(
+        tmp_path, "gate.ipynb", ("code", "import torch\nfrom torch import nn"), ("code", GATE)
+    )
+    _, doc, err = check_json(path.name, "--checks", "breaks", cwd=tmp_path)
+    (brk,) = doc["findings"]
+    assert (brk["kind"], brk["cell"], brk["line"]) == ("graph_break", 2, 3), doc["findings"]
+    assert [t["target"] for t in doc["targets"]] == ["gate.ipynb::compile_example"], err
+    clean = _write(tmp_path, "clean.ipynb", ("code", "import torch"), ("code", CLEAN))
+    rc, doc, err = check_json(clean.name, "--checks", "breaks,recompiles", cwd=tmp_path)
+    assert rc == 0 and doc["findings"] == [], (doc["findings"], err)
+    assert [t["target"] for t in doc["targets"]] == ["clean.ipynb::smooth@cell2:1"]
+
+
+def test_a_cell_that_raises_is_named_and_the_run_stops_there(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "raises.ipynb",
+        ("code", "import torch"),
+        ("markdown", "text"),
+        ("code", "x = 1\nraise ValueError('bad data')"),
+        ("code", CLEAN),
+    )
+    rc, doc, _ = check_json(path.name, cwd=tmp_path)
+    errors = [f for f in doc["findings"] if f["kind"] == "error"]
+    assert [(f["cell"], f["line"]) for f in errors] == [(3, 2)], doc["findings"]
+    assert "ValueError: bad data" in errors[0]["message"] and "raises.ipynb.py" not in str(doc)
+    assert rc == 1
