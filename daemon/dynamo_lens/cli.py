@@ -16,13 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
 from .cmdpaths import find_root, is_notebook, mixed_projects, not_python, say_cells, say_skipped
 from .config import ALL_CHECKS, Config, load
 from .engine.analysis import Engine
 from .engine.source import iter_python_files
 from .findings import FileResult, Severity
 from .report.baseline import unwritable
+from .version import __version__
 
 if TYPE_CHECKING:
     from .report.baseline import Known

@@ -68,6 +68,8 @@ class Frame:
     # In a notebook (``path`` an .ipynb): the cell, 1-based among all its cells, markdown
     # counted; ``line`` is then inside that cell.
     cell: int | None = None
+    # In a live kernel: the cell by its execution count (``In [n]``); ``line`` is inside it.
+    execution_count: int | None = None
 
     def span(self) -> tuple[int, int, int, int]:
         """(line, column, end line, end column), 1-based, end exclusive: the frame's
@@ -171,6 +173,10 @@ class TargetId(NamedTuple):
         return f"{self.file}::{self.short}" if self.file else self.short
 
 
+# kind, path, line, column, message, device, (notebook cell, kernel execution count)
+SiteKey = tuple[str, str, int, int, str, str | None, tuple[int, int]]
+
+
 @dataclass
 class Finding:
     kind: Kind
@@ -201,6 +207,8 @@ class Finding:
     # In a notebook: the cell (1-based among all cells, markdown counted); ``line`` and
     # ``column`` are inside it. None for a file.
     cell: int | None = None
+    # Seen in a live kernel (kernel/): the cell's execution count, the ``In [n]``.
+    execution_count: int | None = None
 
     def __post_init__(self) -> None:
         # Every renderer (LSP, SARIF) needs start <= end; a range made from a multi-line
@@ -245,10 +253,11 @@ class Finding:
                 )
         return out
 
-    def key(self) -> tuple[str, str, int, int, str, str | None, int]:
+    def key(self) -> SiteKey:
         """Identity used to deduplicate the same site reported twice."""
         place = (self.path, self.line, self.column)
-        return (self.kind.value, *place, self.message, self.device, self.cell or 0)
+        cell = (self.cell or 0, self.execution_count or 0)
+        return (self.kind.value, *place, self.message, self.device, cell)
 
     @property
     def text(self) -> str:
@@ -354,22 +363,24 @@ _converter.register_unstructure_hook_func(
 )
 
 
-def _without_none(cls: type, name: str) -> None:
-    """``cls`` goes out without ``name`` where it is None: a file's findings, frames and
+def _without_none(cls: type, *names: str) -> None:
+    """``cls`` goes out without ``names`` where they are None: a file's findings, frames and
     results carry no notebook fields (absent, not null)."""
     base = _converter.get_unstructure_hook(cls)
 
     def hook(obj: Any) -> Any:
         out = base(obj)
-        if out.get(name) is None:
-            out.pop(name, None)
+        for name in names:
+            if out.get(name) is None:
+                out.pop(name, None)
         return out
 
     _converter.register_unstructure_hook(cls, hook)
 
 
-for _cls, _name in ((Frame, "cell"), (Finding, "cell"), (FileResult, "notebook")):
-    _without_none(_cls, _name)
+_without_none(Frame, "cell", "execution_count")
+_without_none(Finding, "cell", "execution_count")
+_without_none(FileResult, "notebook")
 T = TypeVar("T")
 
 
@@ -385,7 +396,7 @@ def from_wire(data: Any, cls: type[T]) -> T:
 
 def dedupe(findings: list[Finding]) -> list[Finding]:
     """Drop repeats of the same site, keeping the first (most severe first)."""
-    seen: set[tuple[str, str, int, int, str, str | None, int]] = set()
+    seen: set[SiteKey] = set()
     out: list[Finding] = []
     for f in sorted(findings, key=lambda f: -f.severity.rank):
         k = f.key()

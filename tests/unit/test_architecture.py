@@ -15,7 +15,9 @@ MAX_LINES = 600
 # Each part may import only parts of a lower layer (and itself). The worker and the daemon sit
 # side by side: neither imports the other.
 LAYERS = {
-    "dynamo_lens": 0,
+    # The package's __init__ is its entry points (``%load_ext dynamo_lens``): above all else.
+    "dynamo_lens": 8,
+    "version": 0,
     "findings": 0,
     "config": 0,
     "texts": 1,
@@ -28,6 +30,7 @@ LAYERS = {
     "worker": 4,
     "server": 4,
     "server.lsp": 5,
+    "kernel": 4,  # the live kernel: reads its cells' trace as runs/ reads a run
     "cmdpaths": 1,  # findings only: what a command line names
     "cli": 6,
     "pytest_plugin": 6,

@@ -29,7 +29,7 @@ from ..findings import (
     TargetReport,
 )
 from ..texts import breaktext, guards
-from ..texts.locate import Workspace, frame_at, is_library_path, is_plumbing, library_frame
+from ..texts.locate import Workspace, frame_at, is_library_path, library_frame
 from .fallbacks import Fallbacks
 from .functions import CompiledFunctions, CompileId
 from .loaded import SummaryRow
@@ -140,7 +140,7 @@ class RunReader:
         frames = []
         for ln in lines[tb_at:] if tb_at is not None else []:
             tb = breaktext.traceback_frame(ln)
-            if tb and not is_plumbing(tb[0]):
+            if tb and not self.ws.plumbing(tb[0]):
                 frames.append(self._frame(*tb))
         self.functions.breaks[rec.compile] += 1
         origin_key = (self.paths.local(site[0]), site[1]) if site else ("", "")
@@ -199,7 +199,9 @@ class RunReader:
         m = rec.body
         first = reason.strip().splitlines()[0]
         g = guards.classify(guards.split_reason(first.split("(HINT:")[0])[0].strip())
-        frames = [self._frame(*fr) for fr in guards.frames_in(reason) if not is_plumbing(fr[0])]
+        frames = [
+            self._frame(*fr) for fr in guards.frames_in(reason) if not self.ws.plumbing(fr[0])
+        ]
         if not frames and (locs := list(guards.LOC_RE.finditer(first[: guards.MAX_GUARD_CHARS]))):
             # "# <code>  # <shortened path>:<line> in <fn>": the guard's line, no full stack.
             lm = locs[-1]

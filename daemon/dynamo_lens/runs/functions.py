@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..findings import Frame
 from ..texts.breaktext import where
-from ..texts.locate import Workspace, is_plumbing
+from ..texts.locate import Workspace
 from .tracelog import Record, line_number, number
 
 CompileId = tuple[object, object, object]  # (rank, frame id, frame compile id)
@@ -63,7 +63,7 @@ class CompiledFunctions:
         frames = [
             self._frame(str(f.get("filename") or ""), int(f.get("line") or 0), str(f.get("name")))
             for f in stack or []
-            if isinstance(f, dict) and not is_plumbing(str(f.get("filename") or ""))
+            if isinstance(f, dict) and not self.ws.plumbing(str(f.get("filename") or ""))
         ]
         self._starts[(rec.rank, rec.meta.get("frame_id"))] = frames[-64:]
 

@@ -173,6 +173,11 @@ class Workspace:
         # Memoised per process: the worker asks this for each of torch's ~2.5k modules per job.
         return _contains(str(self.root), self.excludes, str(path))
 
+    def plumbing(self, path: str) -> bool:
+        """A frame of no one's code (``<frozen …>``, torch's own wrappers), unless this
+        workspace says it is the user's (a live kernel's cells, kernel/cellfindings.py)."""
+        return is_plumbing(path) and not self.contains(path)
+
     def user_frames(self, frames: Sequence[Frame]) -> list[Frame]:
         return [f for f in frames if self.contains(f.path)]
 

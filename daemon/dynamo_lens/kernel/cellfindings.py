@@ -1,0 +1,101 @@
+"""One cell's log (capture.py) read as any run's trace is (runs/extract.py), with the kernel's
+cells as user code: IPython compiles each cell under a file name of its own (``<ipython-input-
+5-…>``, ipykernel's ``/tmp/ipykernel_…/….py``) and records which execution count it was. A
+finding in a cell is named by that count, the ``In [n]``, and the line inside the cell."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from ..findings import FileResult, Finding, Frame, TargetReport
+from ..runs.extract import RunReader
+from ..runs.paths import PathMap
+from ..runs.tracelog import ReadStats, read
+from ..texts.locate import Workspace
+
+
+class KernelWorkspace(Workspace):
+    """The kernel's folder, and its cells: both the user's code."""
+
+    def __init__(self, root: Path, cells: dict[str, int]) -> None:
+        super().__init__(root)
+        self.cells = cells
+
+    def contains(self, path: str | os.PathLike[str]) -> bool:
+        return str(path) in self.cells or super().contains(path)
+
+
+class KernelPaths(PathMap):
+    """A cell's file name is its own place: no file on disk to look for by name."""
+
+    def local(self, path: str) -> str:
+        ws = self.ws
+        if isinstance(ws, KernelWorkspace) and path in ws.cells:
+            return path
+        return super().local(path)
+
+
+@dataclasses.dataclass
+class CellRun:
+    """What one cell's run compiled: its findings and compiled functions, and the time torch
+    spent compiling (Dynamo, and Inductor where it ran)."""
+
+    findings: list[Finding]
+    reports: list[TargetReport]
+    frames_compiled: int
+    compile_seconds: float
+    break_seconds: dict[tuple[int | None, int, str | None], float]
+
+
+def read_cell(log: Path, cells: dict[str, int], root: Path, where: str) -> CellRun:
+    """``log`` read with ``cells`` (file name -> execution count) as the user's code; findings
+    in a cell get ``where`` as their path (the notebook, when the kernel knows it)."""
+    ws = KernelWorkspace(root, cells)
+    reader = RunReader(ws, KernelPaths(ws), "")
+    reader.feed(read([log], ReadStats()))
+    results: list[FileResult] = reader.results()
+    cell_of = _Cells(cells, where)
+    findings = [cell_of.finding(f) for r in results for f in r.findings]
+    reports = [cell_of.report(rep) for r in results for rep in r.reports]
+    seconds = {
+        (cells.get(row.path), row.line, row.gb_id): row.compile_seconds for row in reader.summary()
+    }
+    return CellRun(
+        findings,
+        reports,
+        reader.frames_compiled,
+        reader.dynamo_seconds + reader.inductor_seconds,
+        seconds,
+    )
+
+
+class _Cells:
+    def __init__(self, cells: dict[str, int], where: str) -> None:
+        self.cells, self.where = cells, where
+
+    def frame(self, fr: Frame) -> Frame:
+        n = self.cells.get(fr.path)
+        if n is None:
+            return fr
+        return dataclasses.replace(fr, path=self.where, execution_count=n)
+
+    def finding(self, f: Finding) -> Finding:
+        stack = [self.frame(fr) for fr in f.stack]
+        n = self.cells.get(f.path)
+        if n is None:
+            return dataclasses.replace(f, stack=stack, note="")
+        return dataclasses.replace(f, path=self.where, stack=stack, execution_count=n, note="")
+
+    def report(self, rep: TargetReport) -> TargetReport:
+        n = self.cells.get(rep.path)
+        target = rep.target
+        for name, count in self.cells.items():
+            target = target.replace(name, f"In [{count}]")
+        return dataclasses.replace(
+            rep,
+            path=self.where if n is not None else rep.path,
+            target=target,
+            findings=[self.finding(f) for f in rep.findings],
+        )
