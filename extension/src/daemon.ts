@@ -174,7 +174,11 @@ export class Daemon implements vscode.Disposable {
       return Promise.resolve(child);
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file', language: 'python' }],
+      // Python files, and the Python cells of notebooks (the daemon asks for notebook sync).
+      documentSelector: [
+        { scheme: 'file', language: 'python' },
+        { notebook: 'jupyter-notebook', language: 'python' },
+      ],
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,

@@ -449,6 +449,11 @@ class WorkerPool:
         self._closed = False
         self.restarts = 0
 
+    @property
+    def python(self) -> str:
+        """The interpreter the workers run: the user's (a notebook's run uses it too)."""
+        return self._python
+
     def _spawn(self) -> Worker:
         w = Worker(self._python, self._cwd, on_log=self._on_log, memory_limit_mb=self._memory)
         w.start()

@@ -2,16 +2,53 @@
 
 TORCH_TRACE is read when torch is imported (pytorch#143274), so a running kernel cannot set
 it. The trace is a logger, though (``torch.__trace``), which torch writes to whenever it has a
-handler: a file handler with torch's own trace formatter writes the very lines TORCH_TRACE
-would, and the run reader (runs/tracelog.py) reads them as it reads any run. Strings torch
-interned before the capture began (file names, in its string table) are written at the top
-of each log, so that every log reads on its own."""
+handler: a file handler with torch's own trace formatter writes the lines TORCH_TRACE would,
+and the run reader (runs/tracelog.py) reads them as it reads any run. Only the records the
+reader reads are written (``RunReader.reads``), and a compiled graph's text is left out (the
+reader counts graphs); strings torch interned before a log began are handed to the reader
+from torch's table (``strings``) instead of being written into every log."""
 
 from __future__ import annotations
 
+import copy
 import logging
 from pathlib import Path
-from typing import Any
+
+from ..runs.extract import RunReader
+from ..runs.tracelog import META_KEYS
+
+
+def _event(record: logging.LogRecord) -> tuple[str, object]:
+    md = getattr(record, "metadata", None)
+    if not isinstance(md, dict):
+        return "", None
+    name = next((k for k in md if k not in META_KEYS), "")
+    body = md.get(name)
+    return name, body.get("name") if isinstance(body, dict) else None
+
+
+class _ReadOnly(logging.Filter):
+    """Drop, before torch's formatter spends anything on them, the records nobody reads."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return RunReader.reads(*_event(record))
+
+
+class _Lean(logging.Formatter):
+    """torch's trace formatter, with a graph's text left out: the reader only counts graphs.
+    The record is copied, never changed (torch's own handlers see it too)."""
+
+    def __init__(self, torchs: logging.Formatter) -> None:
+        super().__init__()
+        self.torchs = torchs
+
+    def format(self, record: logging.LogRecord) -> str:
+        if _event(record)[0] == "dynamo_output_graph":
+            record = copy.copy(record)
+            md = dict(getattr(record, "metadata", {}))
+            md.pop("has_payload", None)
+            record.__dict__.update({"metadata": md, "payload": None})
+        return self.torchs.format(record)
 
 
 class CellLogs:
@@ -20,20 +57,21 @@ class CellLogs:
 
         self.folder = folder
         self._logger: logging.Logger = internal.trace_log
-        self._formatter: logging.Formatter = internal.TorchLogsFormatter(trace=True)
+        self._formatter = _Lean(internal.TorchLogsFormatter(trace=True))
         self._handler: logging.FileHandler | None = None
         self._level = self._logger.level
         self.path: Path | None = None
 
     def start(self, name: str) -> Path:
-        """A new log, from now until ``stop``."""
+        """A new log, from now until ``stop`` (opened on its first record: a cell that
+        compiles nothing leaves no file)."""
         self.stop()
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / f"{name}.log"
-        handler = logging.FileHandler(path, mode="w", encoding="utf-8")
+        handler = logging.FileHandler(path, mode="w", encoding="utf-8", delay=True)
         handler.setFormatter(self._formatter)
+        handler.addFilter(_ReadOnly())
         handler.setLevel(logging.DEBUG)
-        self._replay_strings(handler)
         # torch keeps this logger at DEBUG and writes to it only where it has a handler.
         self._logger.setLevel(logging.DEBUG)
         self._logger.addHandler(handler)
@@ -51,13 +89,11 @@ class CellLogs:
         self._handler = self.path = None
         return path
 
-    def _replay_strings(self, handler: logging.Handler) -> None:
-        try:
-            from torch._logging.structured import INTERN_TABLE
-        except ImportError:  # a torch without a string table writes names in full
-            return
-        for text, index in list(INTERN_TABLE.items()):
-            record = logging.LogRecord(self._logger.name, logging.DEBUG, "", 0, "", None, None)
-            extra: dict[str, Any] = {"metadata": {"str": [text, index]}, "payload": None}
-            record.__dict__.update(extra)
-            handler.handle(record)
+
+def strings() -> dict[int, str]:
+    """torch's string table now: index -> text (file names in stacks are interned once)."""
+    try:
+        from torch._logging.structured import INTERN_TABLE
+    except ImportError:  # a torch without a string table writes names in full
+        return {}
+    return {index: text for text, index in list(INTERN_TABLE.items())}

@@ -49,12 +49,15 @@ class CellRun:
     break_seconds: dict[tuple[int | None, int, str | None], float]
 
 
-def read_cell(log: Path, cells: dict[str, int], root: Path, where: str) -> CellRun:
-    """``log`` read with ``cells`` (file name -> execution count) as the user's code; findings
-    in a cell get ``where`` as their path (the notebook, when the kernel knows it)."""
+def read_cell(
+    log: Path, cells: dict[str, int], root: Path, where: str, strings: dict[int, str]
+) -> CellRun:
+    """``log`` read with ``cells`` (file name -> execution count) as the user's code and
+    ``strings`` as torch's string table before it began; findings in a cell get ``where`` as
+    their path (the notebook, when the kernel knows it)."""
     ws = KernelWorkspace(root, cells)
     reader = RunReader(ws, KernelPaths(ws), "")
-    reader.feed(read([log], ReadStats()))
+    reader.feed(read([log], ReadStats(), strings=strings))
     results: list[FileResult] = reader.results()
     cell_of = _Cells(cells, where)
     findings = [cell_of.finding(f) for r in results for f in r.findings]

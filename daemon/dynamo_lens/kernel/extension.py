@@ -21,7 +21,7 @@ from typing import Any
 from ..findings import FileResult
 from ..report.jsonout import document
 from . import summary
-from .capture import CellLogs
+from .capture import CellLogs, strings
 from .cellfindings import CellRun, read_cell
 
 _LOADED: dict[int, Capture] = {}  # by id(shell): one capture per shell
@@ -58,11 +58,13 @@ class Capture:
 
     def _after(self, count: int | None) -> None:
         path = self.logs.stop()
-        if path is None:
-            return
+        if path is None or not path.exists():
+            return  # nothing compiled: the log was never opened
         cells = dict(getattr(self.shell.compile, "_filename_map", {}))
-        run = read_cell(path, cells, self.root, self.where())
-        path.unlink(missing_ok=True)
+        try:
+            run = read_cell(path, cells, self.root, self.where(), strings())
+        finally:
+            path.unlink(missing_ok=True)
         if not run.frames_compiled and not run.findings:
             return  # nothing compiled: no output under the cell
         self.runs.append(run)

@@ -30,7 +30,7 @@ from ..findings import (
 )
 from ..texts import breaktext, guards
 from ..texts.locate import Workspace, frame_at, is_library_path, library_frame
-from .fallbacks import Fallbacks
+from .fallbacks import READ_ARTIFACTS, Fallbacks
 from .functions import CompiledFunctions, CompileId
 from .loaded import SummaryRow
 from .paths import PathMap
@@ -247,6 +247,14 @@ class RunReader:
                 # A record shaped unlike any torch we know: skipped and counted, never fatal.
                 self.unreadable += 1
 
+    @staticmethod
+    def reads(event: str, artifact: object = None) -> bool:
+        """Whether ``_feed_one`` reads a record of this event (and artifact name): a capture
+        that writes only these (kernel/capture.py) loses nothing the reader would find."""
+        if event == "artifact":
+            return artifact in READ_ARTIFACTS
+        return event in ("str", "compilation_metrics", "dynamo_start", "dynamo_output_graph")
+
     def _feed_one(self, rec: Record) -> None:
         artifact = rec.body.get("name") if rec.name == "artifact" else None
         if artifact == "dynamo_graph_break_reason":
@@ -259,7 +267,7 @@ class RunReader:
             self.functions.graphs[rec.compile] += 1
         elif artifact == "torch_version":
             self.torch_version = (rec.payload or "").strip().strip('"') or self.torch_version
-        elif isinstance(artifact, str):
+        elif isinstance(artifact, str):  # READ_ARTIFACTS: keep ``reads`` in step with this
             self.fallbacks.artifact(rec, artifact)
 
     def _credit(self, s: _Site) -> None:

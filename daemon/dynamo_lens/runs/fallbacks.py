@@ -35,6 +35,9 @@ CACHE_EVENTS = (
     "aotautograd_cache_hit",
     "aotautograd_cache_miss",
 )
+# The artifacts the run reader reads (extract.py); the rest it passes over.
+READ_ARTIFACTS = frozenset({"dynamo_graph_break_reason", "torch_version", *_BYPASS, *CACHE_EVENTS})
+
 _BYPASS_HINTS = {
     "autocast": "AOTAutograd's cache does not cover autocast (pytorch#191106): move "
     "`torch.autocast` outside the compiled function, or cast the inputs and weights to the "

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -85,7 +84,7 @@ def check_notebook(
     result = engine.analyze_file(shadow, wanted)
     run = NotebookRun(program.cells, program.code_cells, program.notes, program.left_out)
     out = cmap.result(result, digest, run)
-    out.findings += _syntax_errors(program, str(path))
+    out.findings += syntax_errors(program, str(path))
     if any(c in wanted for c in TRACED_CHECKS) and program.code_cells:
         traced, reports = _traced(engine, shadow, path.parent, python, on_line)
         out.ran = True
@@ -130,7 +129,8 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def _syntax_errors(program: Program, notebook: str) -> list[Finding]:
+def syntax_errors(program: Program, notebook: str) -> list[Finding]:
+    """A finding on each cell left out for a syntax error."""
     out = []
     for note, column in program.syntax_errors:
         f = error_at(
@@ -153,7 +153,7 @@ def _traced(
 ) -> tuple[list[Finding], list[TargetReport]]:
     """The findings torch's trace records while the program runs from the notebook's folder
     (a kernel started there would run it so), stopped after the analysis's timeout."""
-    exe = python or getattr(engine.pool, "python", None) or sys.executable
+    exe = python or engine.pool.python
     lines: list[str] = []
     traced = TracedRun([exe, str(program)], folder, on_line=on_line or lines.append)
     timer = threading.Timer(engine.config.timeout, traced.cancel)

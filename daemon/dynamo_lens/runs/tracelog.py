@@ -150,8 +150,14 @@ def _open(path: Path) -> TextIO | None:
 
 
 def read(
-    paths: Iterable[Path], stats: ReadStats | None = None, *, max_payload: int = 1 << 20
+    paths: Iterable[Path],
+    stats: ReadStats | None = None,
+    *,
+    max_payload: int = 1 << 20,
+    strings: dict[int, str] | None = None,
 ) -> Iterator[Record]:
+    """Records of the logs under ``paths``. ``strings``: torch's string table as it stood
+    before the logs began (a capture started in a running process: kernel/capture.py)."""
     stats = stats if stats is not None else ReadStats()
     for path in trace_files(paths):
         stats.files += 1
@@ -160,7 +166,7 @@ def read(
             stats.skip(printable(path.name), "not a regular file")
             continue
         try:
-            yield from _read_one(fh, path, stats, max_payload)
+            yield from _read_one(fh, path, stats, max_payload, dict(strings or {}))
         except (OSError, EOFError, zlib.error) as exc:
             # A truncated or corrupt .gz, an unreadable file: what came before still counts.
             stats.skip(printable(path.name), f"unreadable from here on ({type(exc).__name__})")
@@ -190,11 +196,12 @@ def _rank(value: Any) -> int | None:
     return value
 
 
-def _read_one(fh: TextIO, path: Path, stats: ReadStats, max_payload: int) -> Iterator[Record]:
+def _read_one(
+    fh: TextIO, path: Path, stats: ReadStats, max_payload: int, strings: dict[int, str]
+) -> Iterator[Record]:
     m = _RANK_IN_NAME.search(path.name)
     file_rank = _rank(int(m.group(1))) if m and len(m.group(1)) < 10 else None
     name = printable(path.name)
-    strings: dict[int, str] = {}
     pending: tuple[dict[str, Any], list[str], int] | None = None  # (line object, payload, size)
 
     def finish() -> Record | None:

@@ -32,6 +32,7 @@ from .documents import Documents, PublishFn, holds
 from .hints import Hints
 from .known import KnownFindings
 from .lastrun import LastRun
+from .notebooks import CellsFn, Notebooks
 from .queries import Queries
 from .scheduler import Job
 from .verdicts import Verdicts
@@ -53,6 +54,7 @@ class AnalysisService:
         python: str | None = None,
         cache_dir: Path | None = None,
         warn: LogFn | None = None,
+        publish_cells: CellsFn | None = None,
     ) -> None:
         self.docs = Documents(publish)
         self.ctx = Context(
@@ -75,6 +77,7 @@ class AnalysisService:
         # ``warn``: a message the user should see once (a baseline that cannot be read).
         self.known = KnownFindings(self.ctx, warn or log)
         self.docs.view = self.known.shown
+        self.notebooks = Notebooks(self.ctx, publish_cells or (lambda _path, _cells: None))
 
     # The shared state, as the LSP edge and tests name it.
     @property
@@ -157,6 +160,7 @@ class AnalysisService:
 
     def close(self) -> None:
         self.hints.close()
+        self.notebooks.close()
         self.analyses.close()
         if self.ctx.engine is not None:
             self.ctx.engine.close()

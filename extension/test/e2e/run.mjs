@@ -156,7 +156,7 @@ async function dynamoProblems(page) {
   let file;
   for (const r of rows) {
     const s = `${r.aria} ${r.text}`;
-    const fm = /^(\S+\.py)\b/.exec(r.text) ?? /(\S+\.py)/.exec(r.aria);
+    const fm = /^(\S+\.(?:py|ipynb))\b/.exec(r.text) ?? /(\S+\.(?:py|ipynb))/.exec(r.aria);
     if (!/\[Ln \d+/.test(r.text) && !/line \d+/i.test(r.aria) && fm) {
       file = fm[1];
       continue;
@@ -332,6 +332,8 @@ async function scenarioTrusted(t, browser) {
         expect(s.missing.length === 0, `no squiggle on ${file} line(s) ${s.missing.join(', ')}`);
       }
     });
+
+    await notebookHint(t, page);
 
     await test(t, '"Dynamo Lens: Benchmark target…" from the command palette shows the result panel', page, async (d) => {
       await openFile(page, CNN);
@@ -644,6 +646,26 @@ async function scenarioTrusted(t, browser) {
     await cs.stop();
     if (!KEEP) fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A notebook opens in VS Code's notebook editor and its Python cell shows the static hint that
+ * `check --checks static` puts on it (cell 3, line 8 of example_workspace/notebooks/explore.ipynb):
+ * notebook sync reaches the daemon, and the hint lands on the cell. No kernel, no code run.
+ */
+async function notebookHint(t, page) {
+  const NOTEBOOK = 'notebooks/explore.ipynb';
+  await test(t, 'a notebook opens and its cell shows the static hint (notebook sync; no kernel)', page, async (d) => {
+    await openFile(page, NOTEBOOK);
+    const r = await waitForProblems(
+      page,
+      (rows) => rows.some((row) => row.line === 8 && /Likely graph break: Tensor\.item\(\) call/.test(row.text)),
+      60000,
+    );
+    d.rows = r.rows.filter((row) => /explore|item\(\)/.test(`${row.file} ${row.text}`));
+    expect(r.ok, `no static hint on the notebook's cell: ${JSON.stringify(d.rows)}`);
+    await closePanel(page);
+  });
 }
 
 async function scenarioUntrusted(t, browser) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def serve(tcp: str | None = None) -> None:
     # Importing the handler modules registers them on the one server object.
-    from . import commands, features, lifecycle, textsync  # noqa: F401
+    from . import commands, features, lifecycle, notebooksync, textsync  # noqa: F401
     from .app import server
 
     if tcp:

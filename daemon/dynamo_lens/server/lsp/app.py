@@ -23,9 +23,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from ... import __version__
 from ...config import Config, apply, load
+from ...findings import Finding
+from ...notebooks.cells import Cell
 from ...runs.command import TracedRun
+from ...version import __version__
 from ..documents import Shown
 from ..hints import MAX_FILE_BYTES
 from ..service import AnalysisService
@@ -121,7 +123,18 @@ class _Protocol(LanguageServerProtocol):
 
 class DynamoLensServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("dynamo-lens", __version__, protocol_cls=_Protocol)
+        # Notebooks: the editor sends their cells (LSP 3.17 notebook sync), Python cells only.
+        cells = types.NotebookDocumentFilterWithCells(
+            notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]
+        )
+        super().__init__(
+            "dynamo-lens",
+            __version__,
+            protocol_cls=_Protocol,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[cells], save=True
+            ),
+        )
         self.service: AnalysisService | None = None
         self.settings: dict[str, Any] = {}
         self.trusted = True
@@ -173,6 +186,23 @@ class DynamoLensServer(LanguageServer):
                 version=version,
             )
             self.text_document_publish_diagnostics(params)
+
+        self.on_loop(send)
+
+    def publish_cells(self, path: str, by_cell: dict[int, list[Finding]]) -> None:
+        """A notebook's findings, each to its cell's document (cells by position, 1-based, as
+        the editor holds them when the message is sent)."""
+
+        def send() -> None:
+            nb = self.workspace.get_notebook_document(notebook_uri=path_to_uri(path))
+            if nb is None:
+                return
+            for i, cell in enumerate(nb.cells, start=1):
+                params = types.PublishDiagnosticsParams(
+                    uri=cell.document,
+                    diagnostics=[diagnostic(f) for f in by_cell.get(i, [])],
+                )
+                self.text_document_publish_diagnostics(params)
 
         self.on_loop(send)
 
@@ -258,6 +288,7 @@ class DynamoLensServer(LanguageServer):
             status=self.status,
             log=self.log_line,
             warn=self.warn,
+            publish_cells=self.publish_cells,
         )
         self.service.start()
         if self.trusted:
@@ -272,7 +303,22 @@ class DynamoLensServer(LanguageServer):
             path = uri_to_path(doc.uri)
             if path is not None:
                 self.service.open(path, doc.source, doc.version)
+        for nb_uri in list(self.workspace.notebook_documents):
+            path = uri_to_path(nb_uri)
+            if path is not None:
+                self.service.notebooks.edited(path, self.notebook_cells(nb_uri))
         self.started.set()
+
+    def notebook_cells(self, uri: str) -> list[Cell]:
+        """A notebook's cells as the editor holds them (pygls keeps their texts)."""
+        nb = self.workspace.get_notebook_document(notebook_uri=uri)
+        if nb is None:
+            return []
+        out = []
+        for i, cell in enumerate(nb.cells, start=1):
+            kind = "code" if cell.kind == types.NotebookCellKind.Code else "markdown"
+            out.append(Cell(i, kind, self.workspace.get_text_document(cell.document).source))
+        return out
 
     def stop_service(self) -> None:
         """Stop watching, cancel jobs and kill the workers' process groups."""

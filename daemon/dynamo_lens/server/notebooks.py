@@ -1,0 +1,131 @@
+"""Notebooks open in the editor (LSP notebook sync): static hints on their cells while the user
+types, and the check's findings (runs/notebook.py: the cells run as one program, and under
+torch's trace) on save in a trusted workspace. Findings are by cell and line in the cell.
+
+No LSP here: the edge (lsp/notebooksync.py) hands in the cells' texts as the editor holds them
+and sends the findings out to each cell."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..findings import Finding, Kind, Severity, dedupe
+from ..notebooks.cellmap import CellMap
+from ..notebooks.cells import Cell
+from ..notebooks.program import build
+from ..runs.notebook import check_notebook, program_path, syntax_errors
+from ..static import analyze_source
+from .context import Context
+from .debounce import Debouncer
+
+# publish(notebook path, findings by cell index (1-based)): every cell's list, empty ones too.
+CellsFn = Callable[[str, dict[int, list[Finding]]], None]
+
+
+@dataclass
+class _Open:
+    path: str
+    cells: list[Cell] = field(default_factory=list)
+    hints: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # from the last check
+    checked: dict[int, str] = field(default_factory=dict)  # the cells' text it checked
+
+
+class Notebooks:
+    def __init__(self, ctx: Context, publish: CellsFn) -> None:
+        self.ctx = ctx
+        self._publish = publish
+        self._open: dict[str, _Open] = {}
+        self._lock = threading.Lock()
+        self._debouncer = Debouncer("notebook-hints")
+        # One check at a time: each runs the whole notebook (and takes a worker).
+        self._checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="notebook-check")
+
+    def close(self) -> None:
+        self._debouncer.close()
+        self._checks.shutdown(wait=False, cancel_futures=True)
+
+    def edited(self, path: str, cells: list[Cell], delay: float = 0.1) -> None:
+        """The editor's cells now (opened or changed): hints after a pause in typing."""
+        with self._lock:
+            nb = self._open.setdefault(path, _Open(path))
+            nb.cells = cells
+        self._debouncer.call(path, delay, lambda: self._hint(nb))
+
+    def saved(self, path: str) -> None:
+        """Run the notebook's check on its saved file, where code may run."""
+        nb = self._open.get(path)
+        if nb is None:
+            return
+        if not self.ctx.trusted or self.ctx.engine is None:
+            self.ctx.log(f"{Path(path).name}: saved; not run (Restricted Mode or no torch)")
+            return
+        self._checks.submit(self._check, nb)
+
+    def closed(self, path: str) -> None:
+        with self._lock:
+            self._open.pop(path, None)
+
+    def shown(self, path: str) -> dict[int, list[Finding]]:
+        """What each cell shows: the check's findings for cells unchanged since it ran, and
+        the hints for lines none of those sit on."""
+        nb = self._open.get(path)
+        if nb is None:
+            return {}
+        now = {c.index: c.source for c in nb.cells}
+        kept = [
+            f for f in nb.findings if f.cell is None or nb.checked.get(f.cell) == now.get(f.cell)
+        ]
+        taken = {(f.cell, f.line) for f in kept}
+        out: dict[int, list[Finding]] = {c.index: [] for c in nb.cells}
+        for f in dedupe(kept + [h for h in nb.hints if (h.cell, h.line) not in taken]):
+            out.setdefault(f.cell or 1, []).append(f)
+        return out
+
+    def _hint(self, nb: _Open) -> None:
+        cells = nb.cells  # ``edited`` replaces the list: identity tells a newer edit
+        path = Path(nb.path)
+        program = build(cells, path.name, str(path.parent))
+        shadow = program_path(self.ctx.root, path)
+        cmap = CellMap(program, str(shadow), nb.path, path.name)
+        hints = [cmap.finding(f) for f in analyze_source(program.text, str(shadow))]
+        hints += syntax_errors(program, nb.path)
+        if not self.ctx.trusted:
+            hints = [replace(h, note="dynamic analysis needs a trusted workspace") for h in hints]
+        if nb.cells is cells:  # not overtaken by a newer edit
+            nb.hints = hints
+            self._publish(nb.path, self.shown(nb.path))
+
+    def _check(self, nb: _Open) -> None:
+        engine = self.ctx.engine
+        if engine is None:
+            return
+        cells = {c.index: c.source for c in nb.cells}
+        try:
+            result = check_notebook(engine, Path(nb.path), self.ctx.config.checks)
+        except Exception as exc:  # the daemon outlives whatever the notebook does
+            self.ctx.log(f"{Path(nb.path).name}: the check failed: {type(exc).__name__}: {exc}")
+            return
+        found = [f for f in result.all_findings() if f.kind is not Kind.STATIC_HINT]
+        if result.notebook is not None:
+            found += [
+                Finding(
+                    Kind.SKIPPED,
+                    Severity.HINT,
+                    nb.path,
+                    n.line,
+                    1,
+                    n.line,
+                    2,
+                    n.what,
+                    cell=n.cell,
+                )
+                for n in [*result.notebook.left_out, *result.notebook.notes]
+            ]
+        nb.findings, nb.checked = found, cells
+        self.ctx.log(f"{Path(nb.path).name}: checked, {len(found)} finding(s)")
+        self._publish(nb.path, self.shown(nb.path))

@@ -1,0 +1,142 @@
+"""Notebooks in the daemon over LSP 3.17 notebook sync (a real pytest-lsp client): static hints
+land on a cell as it is typed, the check's findings land on their cells on save in a trusted
+workspace (the cells' own torch.compile calls, read from torch's trace), and Restricted Mode
+shows hints only and runs nothing."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import nbformat
+import pytest
+import pytest_lsp
+from lsp_helpers import logs, start, until
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens", "serve"])
+SETTINGS = {"checks": ["breaks", "recompiles"], "checksOnSave": ["breaks"], "backend": "eager"}
+
+CELLS = [
+    ("markdown", "# A model"),
+    ("code", "%matplotlib inline\nimport torch\nfrom torch import nn"),
+    (
+        "code",
+        "class Net(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        top = x.abs().max().item()\n"
+        "        return x / top",
+    ),
+    ("code", 'model = torch.compile(Net(), backend="eager")\nout = model(torch.randn(4, 8))'),
+]
+
+
+def _workspace() -> Path:
+    ws = Path(tempfile.mkdtemp(prefix="dl-lsp-nb-")) / "ws"
+    ws.mkdir()
+    (ws / "pyproject.toml").write_text('[tool.dynamo-lens]\nbackend = "eager"\n')
+    nb = nbformat.v4.new_notebook()
+    make = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}
+    nb.cells = [make[kind](src) for kind, src in CELLS]
+    nbformat.write(nb, ws / "explore.ipynb")
+    return ws
+
+
+def open_notebook(client: LanguageClient, path: Path) -> list[str]:
+    """didOpen of the notebook as VS Code sends it; the cells' URIs, in order."""
+    nb_uri = path.resolve().as_uri()
+    cell_uris = [f"vscode-notebook-cell:{path.resolve()}#C{i}" for i in range(len(CELLS))]
+    kinds = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=nb_uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[
+                    types.NotebookCell(kind=kinds[kind], document=u)
+                    for (kind, _), u in zip(CELLS, cell_uris, strict=True)
+                ],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(
+                    uri=u,
+                    language_id="python" if kind == "code" else "markdown",
+                    version=1,
+                    text=src,
+                )
+                for (kind, src), u in zip(CELLS, cell_uris, strict=True)
+            ],
+        )
+    )
+    return cell_uris
+
+
+def _on(client: LanguageClient, u: str) -> list[tuple[int, str]]:
+    return [(d.range.start.line + 1, d.message) for d in client.diagnostics.get(u, [])]
+
+
+async def _client(lsp_client: LanguageClient, trusted: bool) -> None:
+    lsp_client.ws = _workspace()  # type: ignore[attr-defined]
+    await start(lsp_client, lsp_client.ws, trusted=trusted, settings=SETTINGS)  # type: ignore[attr-defined]
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    await _client(lsp_client, True)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def untrusted(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    await _client(lsp_client, False)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_hint_lands_on_its_cell_as_typed_and_the_run_confirms_it_on_save(
+    client: LanguageClient,
+) -> None:
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "explore.ipynb"
+    cells = open_notebook(client, path)
+    # The hint, from the cells' text alone, on cell 3's third line.
+    await until(lambda: any(ln == 3 for ln, _ in _on(client, cells[2])), 60, client)
+    assert _on(client, cells[0]) == [] and _on(client, cells[3]) == []
+    client.notebook_document_did_save(
+        types.DidSaveNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=path.resolve().as_uri())
+        )
+    )
+    # torch's own break, from the notebook's run, on the same cell and line.
+    await until(
+        lambda: any(ln == 3 and m.startswith("Graph break") for ln, m in _on(client, cells[2])),
+        300,
+        client,
+    )
+    assert any("explore.ipynb: checked" in m for m in logs(client))
+    (diag,) = [d for d in client.diagnostics[cells[2]] if d.range.start.line == 2]
+    assert diag.severity == types.DiagnosticSeverity.Warning and "[GB0124]" not in diag.message
+
+
+@pytest.mark.asyncio
+async def test_restricted_mode_shows_hints_on_cells_and_runs_nothing(
+    untrusted: LanguageClient,
+) -> None:
+    ws: Path = untrusted.ws  # type: ignore[attr-defined]
+    path = ws / "explore.ipynb"
+    cells = open_notebook(untrusted, path)
+    await until(lambda: any(ln == 3 for ln, _ in _on(untrusted, cells[2])), 60, untrusted)
+    (hint,) = [m for ln, m in _on(untrusted, cells[2]) if ln == 3]
+    assert "trusted workspace" in hint, hint
+    untrusted.notebook_document_did_save(
+        types.DidSaveNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=path.resolve().as_uri())
+        )
+    )
+    await until(lambda: any("not run (Restricted Mode" in m for m in logs(untrusted)), 30)
