@@ -21,15 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import dynamo_lens
-
 from .cancel import CancelToken
 from .protocol import Channel, ChannelClosed
 
 LogFn = Callable[[str], None]
 ProgressFn = Callable[[dict[str, Any]], None]
 
-_PKG_PARENT = str(Path(dynamo_lens.__file__).resolve().parent.parent)
+_PKG_PARENT = str(Path(__file__).resolve().parents[2])  # the folder that holds dynamo_lens/
 _POLL = 0.05
 _CANCEL_GRACE = 3.0
 

@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-import dynamo_lens
-
 from ..findings import FileResult, Finding, FixData, Severity
+from ..version import __version__
 from .fingerprint import VERSION as FINGERPRINT
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -139,7 +138,7 @@ def document(results: list[FileResult], root: Path) -> dict[str, Any]:
                 "tool": {
                     "driver": {
                         "name": "dynamo-lens",
-                        "version": dynamo_lens.__version__,
+                        "version": __version__,
                         "informationUri": "https://github.com/dynamo-lens/dynamo-lens",
                         "rules": list(rules.values()),
                     }
