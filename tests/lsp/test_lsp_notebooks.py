@@ -5,6 +5,8 @@ shows hints only and runs nothing."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -22,7 +24,7 @@ SETTINGS = {"checks": ["breaks", "recompiles"], "checksOnSave": ["breaks"], "bac
 
 CELLS = [
     ("markdown", "# A model"),
-    ("code", "%matplotlib inline\nimport torch\nfrom torch import nn"),
+    ("code", "%precision 3\nimport torch\nfrom torch import nn"),
     (
         "code",
         "class Net(nn.Module):\n"
@@ -45,8 +47,12 @@ def _workspace() -> Path:
     return ws
 
 
-def open_notebook(client: LanguageClient, path: Path) -> list[str]:
-    """didOpen of the notebook as VS Code sends it; the cells' URIs, in order."""
+def open_notebook(
+    client: LanguageClient, path: Path, ran: dict[int, int] | None = None
+) -> list[str]:
+    """didOpen of the notebook as VS Code sends it (``ran``: cell index -> the In [n] it last
+    ran as, the execution summary); the cells' URIs, in order."""
+    ran = ran or {}
     nb_uri = path.resolve().as_uri()
     cell_uris = [f"vscode-notebook-cell:{path.resolve()}#C{i}" for i in range(len(CELLS))]
     kinds = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
@@ -57,8 +63,16 @@ def open_notebook(client: LanguageClient, path: Path) -> list[str]:
                 notebook_type="jupyter-notebook",
                 version=1,
                 cells=[
-                    types.NotebookCell(kind=kinds[kind], document=u)
-                    for (kind, _), u in zip(CELLS, cell_uris, strict=True)
+                    types.NotebookCell(
+                        kind=kinds[kind],
+                        document=u,
+                        execution_summary=types.ExecutionSummary(
+                            execution_order=ran[i], success=True
+                        )
+                        if i in ran
+                        else None,
+                    )
+                    for i, ((kind, _), u) in enumerate(zip(CELLS, cell_uris, strict=True), start=1)
                 ],
             ),
             cell_text_documents=[
@@ -140,3 +154,46 @@ async def test_restricted_mode_shows_hints_on_cells_and_runs_nothing(
         )
     )
     await until(lambda: any("not run (Restricted Mode" in m for m in logs(untrusted)), 30)
+
+
+# The notebook's cells run in a real IPython shell with the extension loaded, as a kernel runs
+# them (the kernel is told its notebook as Jupyter Server tells it: JPY_SESSION_NAME).
+KERNEL = """
+import json, os, sys
+os.environ["JPY_SESSION_NAME"] = sys.argv[1]
+from IPython.testing.globalipapp import start_ipython
+ip = start_ipython()
+ran = {}
+for index, source in json.loads(sys.argv[2]):
+    if index == 0:
+        ip.run_cell(source, store_history=True).raise_error()
+        continue
+    result = ip.run_cell(source, store_history=True)
+    result.raise_error()
+    ran[index] = result.execution_count
+print(json.dumps(ran))
+"""
+
+
+@pytest.mark.asyncio
+async def test_a_live_kernels_findings_land_on_the_cells_that_ran_them(
+    client: LanguageClient,
+) -> None:
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "explore.ipynb"
+    # The imports, then the extension loaded (a cell of no notebook), then the model's cells.
+    cells = [(2, CELLS[1][1]), (0, "%load_ext dynamo_lens"), (3, CELLS[2][1]), (4, CELLS[3][1])]
+    out = subprocess.run(
+        [sys.executable, "-c", KERNEL, str(path), json.dumps(cells)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ws,
+        timeout=600,
+    )
+    ran = {int(k): v for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+    assert set(ran) == {2, 3, 4}, out.stdout
+    uris = open_notebook(client, path, ran)
+    want = f"seen in the live kernel, In [{ran[3]}]"
+    await until(lambda: any(want in m for ln, m in _on(client, uris[2]) if ln == 3), 60, client)
+    assert not any("live kernel" in m for u in uris if u != uris[2] for _, m in _on(client, u))

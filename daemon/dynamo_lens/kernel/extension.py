@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..findings import FileResult
+from ..notebooks.kernelfile import kernel_findings
 from ..report.jsonout import document
 from . import summary
 from .capture import CellLogs, strings
@@ -70,6 +71,19 @@ class Capture:
         self.runs.append(run)
         label = f"In [{count}]" if count is not None else "this cell"
         _show(summary.text(label, [run]), summary.table(label, [run]))
+        self.leave_for_editor()
+
+    def leave_for_editor(self) -> None:
+        """The findings so far, where the editor's daemon looks for this notebook's (when the
+        front end says which notebook this kernel runs)."""
+        where = self.where()
+        if where == "<kernel>":
+            return
+        target = kernel_findings(where)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.document()), encoding="utf-8")
+        os.replace(tmp, target)
 
     def close(self) -> None:
         self.logs.stop()

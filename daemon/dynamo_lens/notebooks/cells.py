@@ -22,6 +22,8 @@ class Cell:
     index: int  # 1-based among all cells, markdown and raw counted
     kind: str  # code | markdown | raw
     source: str
+    # The In [n] it last ran as, where the editor says (LSP executionSummary); else None.
+    execution_count: int | None = None
 
 
 def is_notebook(path: str | Path) -> bool:

@@ -7,15 +7,17 @@ and sends the findings out to each cell."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..findings import Finding, Kind, Severity, dedupe
+from ..findings import Finding, Kind, Severity, dedupe, from_wire
 from ..notebooks.cellmap import CellMap
 from ..notebooks.cells import Cell
+from ..notebooks.kernelfile import kernel_findings
 from ..notebooks.program import build
 from ..runs.notebook import check_notebook, program_path, syntax_errors
 from ..static import analyze_source
@@ -33,6 +35,8 @@ class _Open:
     hints: list[Finding] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # from the last check
     checked: dict[int, str] = field(default_factory=dict)  # the cells' text it checked
+    kernel: list[Finding] = field(default_factory=list)  # a live kernel's, by In [n]
+    kernel_seen: tuple[float, int] = (0.0, 0)  # the kernel file's mtime and size, read
 
 
 class Notebooks:
@@ -80,10 +84,36 @@ class Notebooks:
         kept = [
             f for f in nb.findings if f.cell is None or nb.checked.get(f.cell) == now.get(f.cell)
         ]
+        kept += self._from_kernel(nb)
         taken = {(f.cell, f.line) for f in kept}
         out: dict[int, list[Finding]] = {c.index: [] for c in nb.cells}
         for f in dedupe(kept + [h for h in nb.hints if (h.cell, h.line) not in taken]):
             out.setdefault(f.cell or 1, []).append(f)
+        return out
+
+    def _from_kernel(self, nb: _Open) -> list[Finding]:
+        """A live kernel's findings (``%load_ext dynamo_lens``), each on the cell that last ran
+        as its ``In [n]`` (the editor's execution summary): re-read when the kernel wrote."""
+        source = kernel_findings(nb.path)
+        try:
+            st = source.stat()
+            seen = (st.st_mtime, st.st_size)
+            if seen != nb.kernel_seen:
+                doc = json.loads(source.read_text(encoding="utf-8"))
+                nb.kernel = from_wire(doc.get("findings", []), list[Finding])
+                nb.kernel_seen = seen
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            if not isinstance(exc, FileNotFoundError):
+                self.ctx.log(f"{Path(nb.path).name}: the kernel's findings are unreadable: {exc}")
+            nb.kernel, nb.kernel_seen = [], (0.0, 0)
+            return []
+        by_count = {c.execution_count: c.index for c in nb.cells if c.execution_count}
+        out = []
+        for f in nb.kernel:
+            cell = by_count.get(f.execution_count) if f.execution_count is not None else None
+            if cell is not None:
+                note = f"seen in the live kernel, In [{f.execution_count}]"
+                out.append(replace(f, path=nb.path, cell=cell, note=note))
         return out
 
     def _hint(self, nb: _Open) -> None:

@@ -317,7 +317,8 @@ class DynamoLensServer(LanguageServer):
         out = []
         for i, cell in enumerate(nb.cells, start=1):
             kind = "code" if cell.kind == types.NotebookCellKind.Code else "markdown"
-            out.append(Cell(i, kind, self.workspace.get_text_document(cell.document).source))
+            ran = cell.execution_summary.execution_order if cell.execution_summary else None
+            out.append(Cell(i, kind, self.workspace.get_text_document(cell.document).source, ran))
         return out
 
     def stop_service(self) -> None:
