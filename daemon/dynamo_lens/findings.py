@@ -310,6 +310,7 @@ class TargetReport:
     guess: bool = False
     # Per device: {"device", "outputs", "gradients", "ok", "max_abs"}: what equivalence compared.
     equivalence: list[dict[str, Any]] = field(default_factory=list)
+    cell: int | None = None  # a target defined in a notebook's cell: ``line`` is in that cell
 
 
 @dataclass(frozen=True)
@@ -381,6 +382,7 @@ def _without_none(cls: type, *names: str) -> None:
 _without_none(Frame, "cell", "execution_count")
 _without_none(Finding, "cell", "execution_count")
 _without_none(FileResult, "notebook")
+_without_none(TargetReport, "cell")
 T = TypeVar("T")
 
 

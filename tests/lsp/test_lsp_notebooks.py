@@ -136,6 +136,17 @@ async def test_a_hint_lands_on_its_cell_as_typed_and_the_run_confirms_it_on_save
     assert any("explore.ipynb: checked" in m for m in logs(client))
     (diag,) = [d for d in client.diagnostics[cells[2]] if d.range.start.line == 2]
     assert diag.severity == types.DiagnosticSeverity.Warning and "[GB0124]" not in diag.message
+    # The compiled forward is a target of its cell: a code lens and a hover summary there.
+    cell = types.TextDocumentIdentifier(uri=cells[2])
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=cell))
+    assert [(ln.range.start.line, ln.command.title if ln.command else "") for ln in lenses] == [
+        (1, "1 graph break · 0 recompile risks")
+    ], lenses
+    shown = await client.text_document_hover_async(
+        types.HoverParams(text_document=cell, position=types.Position(line=1, character=8))
+    )
+    assert shown is not None and isinstance(shown.contents, types.MarkupContent)
+    assert "`forward` in the notebook's run" in shown.contents.value, shown.contents.value
 
 
 @pytest.mark.asyncio

@@ -86,14 +86,17 @@ class CellMap:
             notebook=run,
         )
         for rep in res.reports:
-            # A target defined in a cell: its line inside that cell (the cell is its name's).
-            line = self._place(rep.line, rep.line)[1] if self.ours(rep.path) else rep.line
+            # A target defined in a cell: its line inside that cell.
+            cell, line, _ = (
+                self._place(rep.line, rep.line) if self.ours(rep.path) else (None, rep.line, 0)
+            )
             out.reports.append(
                 dataclasses.replace(
                     rep,
                     target=self.target(rep.target),
                     path=self.notebook if self.ours(rep.path) else rep.path,
                     line=line,
+                    cell=cell,
                     findings=[self.finding(f) for f in rep.findings],
                     content_hash=content_hash,
                 )

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..findings import Finding, Kind, Severity, dedupe, from_wire
+from ..findings import Finding, Kind, Severity, TargetReport, dedupe, from_wire
 from ..notebooks.cellmap import CellMap
 from ..notebooks.cells import Cell
 from ..notebooks.kernelfile import kernel_findings
@@ -35,6 +35,7 @@ class _Open:
     hints: list[Finding] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # from the last check
     checked: dict[int, str] = field(default_factory=dict)  # the cells' text it checked
+    reports: list[TargetReport] = field(default_factory=list)  # the last check's targets
     kernel: list[Finding] = field(default_factory=list)  # a live kernel's, by In [n]
     kernel_seen: tuple[float, int] = (0.0, 0)  # the kernel file's mtime and size, read
 
@@ -90,6 +91,32 @@ class Notebooks:
         for f in dedupe(kept + [h for h in nb.hints if (h.cell, h.line) not in taken]):
             out.setdefault(f.cell or 1, []).append(f)
         return out
+
+    def targets_in(self, path: str, cell: int) -> list[tuple[TargetReport, bool]]:
+        """The last check's targets defined in ``cell``, each with whether the cell changed
+        since (a stale summary says so)."""
+        nb = self._open.get(path)
+        if nb is None:
+            return []
+        now = {c.index: c.source for c in nb.cells}
+        changed = nb.checked.get(cell) != now.get(cell)
+        return [(r, changed) for r in nb.reports if r.cell == cell]
+
+    def hover(
+        self, path: str, cell: int, line: int
+    ) -> tuple[list[Finding], TargetReport | None, bool]:
+        """The findings on ``line`` of ``cell``, and the target to summarise there (the one
+        defined on that line, else the first finding's) with whether it is stale."""
+        flagged = [
+            f for f in self.shown(path).get(cell, []) if f.line <= line <= max(f.end_line, f.line)
+        ]
+        targets = self.targets_in(path, cell)
+        here = next(((r, s) for r, s in targets if r.line == line), None)
+        if here is None and flagged and (nb := self._open.get(path)) is not None:
+            stale = self.targets_in(path, cell)[0][1] if targets else False
+            named = next((r for r in nb.reports if r.target == flagged[0].target), None)
+            here = (named, stale) if named is not None else None
+        return flagged, here[0] if here else None, here[1] if here else False
 
     def _from_kernel(self, nb: _Open) -> list[Finding]:
         """A live kernel's findings (``%load_ext dynamo_lens``), each on the cell that last ran
@@ -156,6 +183,6 @@ class Notebooks:
                 )
                 for n in [*result.notebook.left_out, *result.notebook.notes]
             ]
-        nb.findings, nb.checked = found, cells
+        nb.findings, nb.checked, nb.reports = found, cells, list(result.reports)
         self.ctx.log(f"{Path(nb.path).name}: checked, {len(found)} finding(s)")
         self._publish(nb.path, self.shown(nb.path))

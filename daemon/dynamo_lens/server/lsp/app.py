@@ -309,6 +309,16 @@ class DynamoLensServer(LanguageServer):
                 self.service.notebooks.edited(path, self.notebook_cells(nb_uri))
         self.started.set()
 
+    def notebook_cell(self, uri: str) -> tuple[str, int] | None:
+        """(the notebook's path, the cell's 1-based position) of a notebook cell's URI."""
+        nb = self.workspace.get_notebook_document(cell_uri=uri)
+        path = uri_to_path(nb.uri) if nb is not None else None
+        if nb is None or path is None:
+            return None
+        cells = enumerate(nb.cells, start=1)
+        index = next((i for i, c in cells if unquote(c.document) == unquote(uri)), 0)
+        return (path, index) if index else None
+
     def notebook_cells(self, uri: str) -> list[Cell]:
         """A notebook's cells as the editor holds them (pygls keeps their texts)."""
         nb = self.workspace.get_notebook_document(notebook_uri=uri)

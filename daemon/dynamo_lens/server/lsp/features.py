@@ -18,14 +18,21 @@ _FIXABLE = {k.value for k in FIXABLE}
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: DynamoLensServer, params: types.HoverParams) -> types.Hover | None:
-    path = uri_to_path(params.text_document.uri)
-    if ls.service is None or path is None:
+    uri = params.text_document.uri
+    path = uri_to_path(uri)
+    if ls.service is None:
         return None
-    flagged, report = ls.service.queries.hover(path, params.position.line + 1)
+    if path is not None:
+        flagged, report = ls.service.queries.hover(path, params.position.line + 1)
+        stale = report is not None and ls.service.queries.is_stale(path, report)
+    elif (cell := ls.notebook_cell(uri)) is not None:
+        flagged, report, stale = ls.service.notebooks.hover(*cell, params.position.line + 1)
+    else:
+        return None
     if report is None:
         return None
     parts = [f"**{f.severity.value}**: {f.text}" for f in flagged]
-    parts.append(hover_markdown(report, stale=ls.service.queries.is_stale(path, report)))
+    parts.append(hover_markdown(report, stale=stale))
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
     )
@@ -33,13 +40,19 @@ def hover(ls: DynamoLensServer, params: types.HoverParams) -> types.Hover | None
 
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 def lenses(ls: DynamoLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    path = uri_to_path(params.text_document.uri)
-    if ls.service is None or path is None:
+    uri = params.text_document.uri
+    path = uri_to_path(uri)
+    if ls.service is None:
+        return []
+    if path is None and (cell := ls.notebook_cell(uri)) is not None:
+        # A cell's targets: the summary only (a benchmark runs a file's target, not a cell's).
+        return [code_lens(r, uri)[0] for r, _ in ls.service.notebooks.targets_in(*cell)]
+    if path is None:
         return []
     out: list[types.CodeLens] = []
     for r in ls.service.queries.reports_for(path):
         if r.path == path:
-            out += code_lens(r, params.text_document.uri)
+            out += code_lens(r, uri)
     return out
 
 
