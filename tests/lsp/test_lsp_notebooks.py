@@ -33,6 +33,18 @@ CELLS = [
         "        return x / top",
     ),
     ("code", 'model = torch.compile(Net(), backend="eager")\nout = model(torch.randn(4, 8))'),
+    (
+        "code",
+        "class Gate(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        if x.sum() > 0:\n"
+        "            return x * 2\n"
+        "        return x - 1\n"
+        "\n"
+        "\n"
+        'gate = torch.compile(Gate(), backend="eager")\n'
+        "y = gate(torch.randn(4))",
+    ),
 ]
 
 
@@ -147,6 +159,28 @@ async def test_a_hint_lands_on_its_cell_as_typed_and_the_run_confirms_it_on_save
     )
     assert shown is not None and isinstance(shown.contents, types.MarkupContent)
     assert "`forward` in the notebook's run" in shown.contents.value, shown.contents.value
+    # A rewrite for the data-dependent branch, as an edit of its cell, labelled not verified.
+    await until(lambda: any(ln == 3 for ln, _ in _on(client, cells[4])), 60, client)
+    (branch,) = [d for d in client.diagnostics[cells[4]] if d.range.start.line == 2]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=cells[4]),
+            range=branch.range,
+            context=types.CodeActionContext(diagnostics=[branch]),
+        )
+    )
+    edits = [
+        (a.title, a.edit)
+        for a in actions or []
+        if isinstance(a, types.CodeAction) and "not verified" in a.title
+    ]
+    assert edits, actions
+    _, edit = edits[0]
+    assert edit is not None and not (edit.changes or {}).get(path.resolve().as_uri()), edit
+    (change,) = edit.document_changes or []
+    assert isinstance(change, types.TextDocumentEdit) and change.text_document.uri == cells[4]
+    (text_edit,) = change.edits
+    assert text_edit.range.start.line == 2 and "torch.where" in text_edit.new_text, text_edit
 
 
 @pytest.mark.asyncio

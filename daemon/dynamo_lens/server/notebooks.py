@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..findings import Finding, Kind, Severity, TargetReport, dedupe, from_wire
+from ..fixes.catalogue import propose
+from ..fixes.rewrite import Rewrite
 from ..notebooks.cellmap import CellMap
 from ..notebooks.cells import Cell
 from ..notebooks.kernelfile import kernel_findings
@@ -117,6 +119,28 @@ class Notebooks:
             named = next((r for r in nb.reports if r.target == flagged[0].target), None)
             here = (named, stale) if named is not None else None
         return flagged, here[0] if here else None, here[1] if here else False
+
+    def rewrites(self, path: str, cell: int, line: int, kind: Kind) -> list[Rewrite]:
+        """The catalogue's rewrites for a break (or recompile) at ``line`` of ``cell``, as
+        lines of that cell; only those that stay inside it and touch no IPython line. Nobody
+        has run them: the edge labels them not verified."""
+        nb = self._open.get(path)
+        if nb is None:
+            return []
+        program = build(nb.cells, Path(path).name, str(Path(path).parent))
+        at = program.line_of(cell, line)
+        if at is None:
+            return []
+        shadow = str(program_path(self.ctx.root, Path(path)))
+        finding = Finding(kind, Severity.WARNING, shadow, at, 1, at, 2, "", target="notebook")
+        magic = {(n.cell, n.line) for n in program.notes}
+        out = []
+        for rw in propose(finding, program.text, in_workspace=True):
+            places = [program.to_cell(n) for n in range(rw.start, rw.end + 1)]
+            lines = [p[1] for p in places if p is not None and p[0] == cell and p not in magic]
+            if len(lines) == len(places):  # all inside this cell, none an IPython line
+                out.append(replace(rw, path=path, start=lines[0], end=lines[-1], kept=()))
+        return out
 
     def _from_kernel(self, nb: _Open) -> list[Finding]:
         """A live kernel's findings (``%load_ext dynamo_lens``), each on the cell that last ran

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from lsprotocol import types
 
+from ...findings import Kind
 from ...fixes.catalogue import FIXABLE, site_key
 from .. import fixes, verdicts
 from ..summary import hover_markdown
@@ -63,6 +65,8 @@ def lenses(ls: DynamoLensServer, params: types.CodeLensParams) -> list[types.Cod
 def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     text, version = ls.doc_text(uri)
+    if uri_to_path(uri) is None and (cell := ls.notebook_cell(uri)) is not None:
+        return _cell_actions(ls, uri, cell, text, version, params.context.diagnostics)
     actions: list[types.CodeAction] = []
     for d in params.context.diagnostics:
         if d.source != "dynamo-lens" or not isinstance(d.data, dict):
@@ -97,6 +101,38 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
             if edit is not None:
                 actions.append(_edit_action(uri, f"Add a compile_example for {name}", edit))
     return actions
+
+
+def _cell_actions(
+    ls: DynamoLensServer,
+    uri: str,
+    cell: tuple[str, int],
+    text: str,
+    version: int | None,
+    diagnostics: Sequence[types.Diagnostic],
+) -> list[types.CodeAction]:
+    """A notebook cell's rewrites: the catalogue's, as edits of the cell, labelled not
+    verified (a notebook's rewrite is not run yet), never preferred."""
+    if ls.service is None:
+        return []
+    out = []
+    for d in diagnostics:
+        if d.source != "dynamo-lens" or not isinstance(d.data, dict):
+            continue
+        kind = str(d.data.get("kind"))
+        if kind not in _FIXABLE:
+            continue
+        line = d.range.start.line + 1
+        for rw in ls.service.notebooks.rewrites(*cell, line, Kind(kind)):
+            out.append(
+                types.CodeAction(
+                    title=f"{rw.title} (not verified: a notebook's rewrites are not run yet)",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[d],
+                    edit=rewrite_edit(uri, rw, text, version),
+                )
+            )
+    return out
 
 
 def _rewrites(
