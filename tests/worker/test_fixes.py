@@ -16,7 +16,8 @@ import pytest
 from conftest import FIXTURES, REPO, check_json, markers, run_cli
 from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
-from dynamo_lens.fixes.catalogue import Rewrite
+from dynamo_lens.findings import Kind
+from dynamo_lens.fixes.catalogue import RECOMPILE_SITE, Rewrite, propose
 
 FIXES = FIXTURES / "fixes"
 NOISY_LIB = """import logging
@@ -505,3 +506,26 @@ def test_mark_dynamic_marks_only_its_own_targets_calls_by_position(ws: Path) -> 
     assert rows not in {f["line"] for f in after["findings"]}, after["findings"]
     assert six in {f["line"] for f in after["findings"]}, after["findings"]
     assert all(not t.get("error") for t in after["targets"]), after["targets"]
+
+
+def test_a_recompile_fix_is_never_verified_where_the_originals_calls_raise(ws: Path) -> None:
+    """The commands skip a file with an error finding; the verifier itself must refuse too (the
+    editor's verify command reaches it for any shown recompile)."""
+    path = ws / "dynamic_raises.py"
+    line = here(ws, path.name, "rows vary, the last call raises")
+    cfg, _ = load(ws)
+    with Engine(ws, cfg) as engine:
+        found = engine.analyze_file(path, ["recompiles"]).all_findings()
+        (rec,) = [f for f in found if f.kind is Kind.RECOMPILE and f.line == line]
+        assert any(f.kind is Kind.ERROR for f in found), found  # the original's last call raises
+        (rw,) = [r for r in propose(rec, path.read_text(), True) if r.rule == "mark-dynamic"]
+        assert rec.target is not None
+        verdict = engine.verify_rewrite(
+            path, rec.target, dataclasses.asdict(rw), (rec.path, rec.line, RECOMPILE_SITE)
+        )
+    assert isinstance(verdict, dict) and not verdict["verified"], verdict
+    # Refused at the original's own eager runs ("runs"); a call that raises only compiled is
+    # refused by the recompile check's "calls still run".
+    failed = [c for c in verdict["checks"] if not c["ok"]]
+    assert failed[0]["name"] in ("runs", "calls still run"), verdict["checks"]
+    assert "too many rows" in failed[0]["detail"], failed[0]

@@ -195,7 +195,10 @@ def _recompile_gone(
     recompiling that did not before, and torch compiled fewer frames for the same calls."""
     now, compiles, error = _recompile_lines(fixed, ws, how, v.target, anchor)
     before, compiles0, error0 = original
-    if not v.add("calls still run", not error or bool(error0), error):
+    # Both must run every call: where the original's calls raise already, fewer compiles and
+    # no recompile prove nothing about the rewrite (it may raise earlier still).
+    why = error or (f"the original's calls raise: {error0}" if error0 else "")
+    if not v.add("calls still run", not why, why):
         return False
     same_file = os.path.realpath(site[0]) == os.path.realpath(edited)
     at = (os.path.realpath(site[0]), (rewrite.new_line(site[1]) if same_file else site[1]) or 0)
