@@ -61,13 +61,16 @@ def _workspace() -> Path:
 
 def open_notebook(
     client: LanguageClient, path: Path, ran: dict[int, int] | None = None
-) -> list[str]:
-    """didOpen of the notebook as VS Code sends it (``ran``: cell index -> the In [n] it last
-    ran as, the execution summary); the cells' URIs, in order."""
+) -> dict[int, str]:
+    """didOpen of the notebook as VS Code sends it: its Python cells only (vscode-languageclient
+    filters the cells by the server's selector, so markdown cells never reach the daemon), each
+    with its execution summary where ``ran`` has one (the notebook's cell position -> the In [n]
+    it last ran as). The URIs of the cells sent, by their position in the notebook."""
     ran = ran or {}
     nb_uri = path.resolve().as_uri()
-    cell_uris = [f"vscode-notebook-cell:{path.resolve()}#C{i}" for i in range(len(CELLS))]
-    kinds = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
+    code = [(i, src) for i, (kind, src) in enumerate(CELLS, start=1) if kind == "code"]
+    uris = {i: f"vscode-notebook-cell:{path.resolve()}#C{i}" for i, _ in code}
+    summary = {i: types.ExecutionSummary(execution_order=ran[i], success=True) for i in ran}
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
             notebook_document=types.NotebookDocument(
@@ -76,29 +79,20 @@ def open_notebook(
                 version=1,
                 cells=[
                     types.NotebookCell(
-                        kind=kinds[kind],
-                        document=u,
-                        execution_summary=types.ExecutionSummary(
-                            execution_order=ran[i], success=True
-                        )
-                        if i in ran
-                        else None,
+                        kind=types.NotebookCellKind.Code,
+                        document=uris[i],
+                        execution_summary=summary.get(i),
                     )
-                    for i, ((kind, _), u) in enumerate(zip(CELLS, cell_uris, strict=True), start=1)
+                    for i, _ in code
                 ],
             ),
             cell_text_documents=[
-                types.TextDocumentItem(
-                    uri=u,
-                    language_id="python" if kind == "code" else "markdown",
-                    version=1,
-                    text=src,
-                )
-                for (kind, src), u in zip(CELLS, cell_uris, strict=True)
+                types.TextDocumentItem(uri=uris[i], language_id="python", version=1, text=src)
+                for i, src in code
             ],
         )
     )
-    return cell_uris
+    return uris
 
 
 def _on(client: LanguageClient, u: str) -> list[tuple[int, str]]:
@@ -132,8 +126,8 @@ async def test_a_hint_lands_on_its_cell_as_typed_and_the_run_confirms_it_on_save
     path = ws / "explore.ipynb"
     cells = open_notebook(client, path)
     # The hint, from the cells' text alone, on cell 3's third line.
-    await until(lambda: any(ln == 3 for ln, _ in _on(client, cells[2])), 60, client)
-    assert _on(client, cells[0]) == [] and _on(client, cells[3]) == []
+    await until(lambda: any(ln == 3 for ln, _ in _on(client, cells[3])), 60, client)
+    assert _on(client, cells[2]) == [] and _on(client, cells[4]) == []
     client.notebook_document_did_save(
         types.DidSaveNotebookDocumentParams(
             notebook_document=types.NotebookDocumentIdentifier(uri=path.resolve().as_uri())
@@ -141,15 +135,15 @@ async def test_a_hint_lands_on_its_cell_as_typed_and_the_run_confirms_it_on_save
     )
     # torch's own break, from the notebook's run, on the same cell and line.
     await until(
-        lambda: any(ln == 3 and m.startswith("Graph break") for ln, m in _on(client, cells[2])),
+        lambda: any(ln == 3 and m.startswith("Graph break") for ln, m in _on(client, cells[3])),
         300,
         client,
     )
     assert any("explore.ipynb: checked" in m for m in logs(client))
-    (diag,) = [d for d in client.diagnostics[cells[2]] if d.range.start.line == 2]
+    (diag,) = [d for d in client.diagnostics[cells[3]] if d.range.start.line == 2]
     assert diag.severity == types.DiagnosticSeverity.Warning and "[GB0124]" not in diag.message
     # The compiled forward is a target of its cell: a code lens and a hover summary there.
-    cell = types.TextDocumentIdentifier(uri=cells[2])
+    cell = types.TextDocumentIdentifier(uri=cells[3])
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=cell))
     assert [(ln.range.start.line, ln.command.title if ln.command else "") for ln in lenses] == [
         (1, "1 graph break · 0 recompile risks")
@@ -160,11 +154,11 @@ async def test_a_hint_lands_on_its_cell_as_typed_and_the_run_confirms_it_on_save
     assert shown is not None and isinstance(shown.contents, types.MarkupContent)
     assert "`forward` in the notebook's run" in shown.contents.value, shown.contents.value
     # A rewrite for the data-dependent branch, as an edit of its cell, labelled not verified.
-    await until(lambda: any(ln == 3 for ln, _ in _on(client, cells[4])), 60, client)
-    (branch,) = [d for d in client.diagnostics[cells[4]] if d.range.start.line == 2]
+    await until(lambda: any(ln == 3 for ln, _ in _on(client, cells[5])), 60, client)
+    (branch,) = [d for d in client.diagnostics[cells[5]] if d.range.start.line == 2]
     actions = await client.text_document_code_action_async(
         types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=cells[4]),
+            text_document=types.TextDocumentIdentifier(uri=cells[5]),
             range=branch.range,
             context=types.CodeActionContext(diagnostics=[branch]),
         )
@@ -178,7 +172,7 @@ async def test_a_hint_lands_on_its_cell_as_typed_and_the_run_confirms_it_on_save
     _, edit = edits[0]
     assert edit is not None and not (edit.changes or {}).get(path.resolve().as_uri()), edit
     (change,) = edit.document_changes or []
-    assert isinstance(change, types.TextDocumentEdit) and change.text_document.uri == cells[4]
+    assert isinstance(change, types.TextDocumentEdit) and change.text_document.uri == cells[5]
     (text_edit,) = change.edits
     assert text_edit.range.start.line == 2 and "torch.where" in text_edit.new_text, text_edit
 
@@ -190,8 +184,8 @@ async def test_restricted_mode_shows_hints_on_cells_and_runs_nothing(
     ws: Path = untrusted.ws  # type: ignore[attr-defined]
     path = ws / "explore.ipynb"
     cells = open_notebook(untrusted, path)
-    await until(lambda: any(ln == 3 for ln, _ in _on(untrusted, cells[2])), 60, untrusted)
-    (hint,) = [m for ln, m in _on(untrusted, cells[2]) if ln == 3]
+    await until(lambda: any(ln == 3 for ln, _ in _on(untrusted, cells[3])), 60, untrusted)
+    (hint,) = [m for ln, m in _on(untrusted, cells[3]) if ln == 3]
     assert "trusted workspace" in hint, hint
     untrusted.notebook_document_did_save(
         types.DidSaveNotebookDocumentParams(
@@ -240,5 +234,6 @@ async def test_a_live_kernels_findings_land_on_the_cells_that_ran_them(
     assert set(ran) == {2, 3, 4}, out.stdout
     uris = open_notebook(client, path, ran)
     want = f"seen in the live kernel, In [{ran[3]}]"
-    await until(lambda: any(want in m for ln, m in _on(client, uris[2]) if ln == 3), 60, client)
-    assert not any("live kernel" in m for u in uris if u != uris[2] for _, m in _on(client, u))
+    await until(lambda: any(want in m for ln, m in _on(client, uris[3]) if ln == 3), 60, client)
+    others = [u for i, u in uris.items() if i != 3]
+    assert not any("live kernel" in m for u in others for _, m in _on(client, u))

@@ -114,14 +114,15 @@ def test_an_nbformat_v3_notebook_is_read_with_its_cells_in_order(tmp_path: Path)
     "content",
     ["{", "[]", '{"cells": 3}', '{"nbformat": 4, "nbformat_minor": 5, "cells": [{}]}', "\xff"],
 )
-def test_a_file_that_is_not_a_notebook_is_one_clear_error_naming_it(
-    tmp_path: Path, content: str
-) -> None:
+def test_a_file_that_is_not_a_notebook_is_one_clear_error(tmp_path: Path, content: str) -> None:
     path = tmp_path / "bad.ipynb"
     path.write_bytes(content.encode("latin-1"))
     with pytest.raises(NotebookError) as err:
         read_cells(path)
-    assert str(path) in str(err.value)
+    # One line; the finding that says it is placed on the file (its path is not repeated).
+    message = str(err.value)
+    assert "\n" not in message and str(path) not in message
+    assert message.startswith(("not a valid notebook", "cannot read it")), message
 
 
 def test_a_five_megabyte_output_is_not_read_as_code(tmp_path: Path) -> None:
@@ -203,3 +204,34 @@ def test_check_static_puts_hints_on_cells_without_torch(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert "m.ipynb:cell 3:3:" in p.stdout, p.stdout
     assert "m.ipynb:cell 2:1: `%matplotlib inline` is IPython syntax" in p.stderr, p.stderr
+
+
+def test_what_ipython_accepts_runs_and_what_only_compiling_rejects_is_left_out(
+    tmp_path: Path,
+) -> None:
+    prog = _program(
+        tmp_path,
+        ("code", "from __future__ import annotations\nimport math"),
+        ("code", "\n%%bash\necho hi"),  # a cell magic after a blank line is still one
+        ("code", "for i in range(2):\n    pass\nbreak"),  # parses; only compiling rejects it
+        ("code", "%time r = math.sqrt(4)\n%timeit -n 3 -r 1 s = r + 1"),
+        ("code", "display(r)\nt = s * 2"),
+    )
+    assert [(n.cell, n.line) for n in prog.left_out] == [(2, 2)]
+    ((error, _),) = prog.syntax_errors
+    assert (error.cell, error.line) == (3, 3) and "outside loop" in error.what
+    assert [n.what for n in prog.notes if n.cell == 4] == [
+        "`%time r = math.sqrt(4)` ran untimed",
+        "`%timeit -n 3 -r 1 s = r + 1` ran untimed",
+    ]
+    assert prog.text.split("\n")[1] == "from __future__ import annotations"
+    scope: dict[str, object] = {}
+    exec(compile(prog.text, "m.ipynb.py", "exec"), scope)
+    assert scope["t"] == 6.0  # %time's statements ran, display() is defined
+    lines = prog.text.split("\n")
+    assert lines[prog.line_of(4, 1) - 1] == "r = math.sqrt(4)"  # type: ignore[operator]
+
+
+def test_without_ipython_a_continued_shell_line_takes_its_continuation_with_it() -> None:
+    src = "!pip install \\\n    torch\nx = 1\nif x:\n    y = 2"
+    assert _plain_transform(src).split("\n") == ["pass", "", "x = 1", "if x:", "    y = 2"]

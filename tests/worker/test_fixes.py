@@ -488,6 +488,8 @@ def test_mark_dynamic_marks_only_its_own_targets_calls_by_position(ws: Path) -> 
             "a bare tensor",
             "shared tensors",
             "shared and special",
+            "shared inside a list",
+            "a list, six rows special",
         )
     }
     _, before, _ = check_json(script, "--checks", "recompiles", cwd=ws)
@@ -495,12 +497,12 @@ def test_mark_dynamic_marks_only_its_own_targets_calls_by_position(ws: Path) -> 
     assert sorted(marks) == sorted(sites.values()), before["findings"]
     positioned = {ln: md.get("calls") for ln, md in marks.items() if "arg" in md}
     rows, six = sites["rows vary"], sites["six rows are special"]
-    assert positioned == {rows: [0, 6, 12], six: [1, 7, 13]}, marks
+    assert positioned == {rows: [0, 8, 16], six: [1, 9, 17]}, marks
     doc = _fix(ws, script, "--apply")
     (fix,) = doc["applied"]  # type: ignore[misc]
     assert fix["rule"] == "mark-dynamic" and fix["line"] == rows and fix["verified"], fix
     text = (ws / script).read_text()
-    assert "for __call in [__calls[__i] for __i in (0, 6, 12)] if" in text, text
+    assert "for __call in [__calls[__i] for __i in (0, 8, 16)] if" in text, text
     # The fixed file's other targets run as before: SixRows still recompiles, nothing raised.
     _, after, _ = check_json(script, "--checks", "recompiles", cwd=ws)
     assert rows not in {f["line"] for f in after["findings"]}, after["findings"]

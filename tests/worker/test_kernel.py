@@ -135,6 +135,13 @@ def test_a_live_kernel_captures_each_cells_compiles_from_load_to_unload(kernel: 
     text, _ = _summary(clean)
     assert "0 graph breaks, 0 recompiles, 0 fallbacks" in text, text
 
+    # A cell magic's body runs under a name of its own (%%time's "<timed exec>", %%capture's
+    # nested cell): its break is still this cell's, one line below the magic.
+    for magic in ("%%time", "%%capture"):
+        cell = kernel.run(f"{magic}\n" + BREAK.replace("chatty", magic.strip("%")))
+        text, _ = _summary(cell)
+        assert f"In [{cell['execution_count']}], line 4" in text, (magic, text)
+
     raised = kernel.run("raise ValueError('bad data')", raises=True)
     assert not [o for o in raised["outputs"] if o["output_type"] == "display_data"]
 
@@ -150,7 +157,7 @@ def test_a_live_kernel_captures_each_cells_compiles_from_load_to_unload(kernel: 
     assert ("graph_break", n, 3) in places and ("recompile", m, 2) in places, places
     assert doc["environment"]["torch"]
     shown = kernel.run("%dynamo_lens")
-    assert "2 graph breaks, 1 recompile" in _summary(shown)[0]
+    assert "4 graph breaks, 1 recompile" in _summary(shown)[0]
 
     unloaded = kernel.run("%unload_ext dynamo_lens")
     assert "capture stopped" in _stderr(unloaded)

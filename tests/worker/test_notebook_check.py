@@ -130,3 +130,50 @@ def test_a_cell_that_raises_is_named_and_the_run_stops_there(tmp_path: Path) -> 
     assert [(f["cell"], f["line"]) for f in errors] == [(3, 2)], doc["findings"]
     assert "ValueError: bad data" in errors[0]["message"] and "raises.ipynb.py" not in str(doc)
     assert rc == 1
+
+
+def test_a_notebook_runs_from_its_folder_and_once(tmp_path: Path) -> None:
+    """Relative paths are the notebook's, as in its kernel: a file of the same name at the
+    workspace's root is never touched. A notebook that compiles its own model runs once (under
+    the trace), not again in the worker for guesses: its side effects happen once."""
+    (tmp_path / "notes.txt").write_text("the root's own file\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "data.csv").write_text("1,2,3\n")
+    path = _write(
+        tmp_path,
+        "sub/rel.ipynb",
+        ("code", "import torch\nfrom torch import nn"),
+        (
+            "code",
+            'rows = open("data.csv").read().split(",")\n'
+            'open("notes.txt", "w").write("written by the notebook\\n")\n'
+            'with open("runs.log", "a") as log:\n'
+            '    log.write("ran\\n")',
+        ),
+        ("code", CHATTY),
+        ("code", CALLS),
+    )
+    _, doc, err = check_json(str(path.relative_to(tmp_path)), "--checks", "breaks", cwd=tmp_path)
+    assert [(f["kind"], f["cell"], f["line"]) for f in doc["findings"]] == [
+        ("graph_break", 3, 4)
+    ], (doc["findings"], err)
+    assert (tmp_path / "notes.txt").read_text() == "the root's own file\n"
+    assert (sub / "notes.txt").read_text() == "written by the notebook\n"
+    assert (sub / "runs.log").read_text() == "ran\n"
+
+
+def test_a_compile_example_in_a_notebook_reads_files_beside_the_notebook(tmp_path: Path) -> None:
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "size.txt").write_text("8\n")
+    path = _write(
+        tmp_path,
+        "sub/gate.ipynb",
+        ("code", "import torch\nfrom torch import nn\nwidth = int(open('size.txt').read())"),
+        ("code", GATE.replace("torch.randn(4, 8)", "torch.randn(4, width)")),
+    )
+    _, doc, err = check_json(str(path.relative_to(tmp_path)), "--checks", "breaks", cwd=tmp_path)
+    assert [(f["kind"], f["cell"], f["line"]) for f in doc["findings"]] == [
+        ("graph_break", 2, 3)
+    ], (doc["findings"], err)

@@ -131,6 +131,7 @@ class Engine:
         only_target: str | None = None,
         extra: dict[str, Any] | None = None,
         reuse: bool = False,
+        cwd: str | None = None,
     ) -> FileResult:
         """``reuse``: a unit whose reachable code is unchanged since its last analysis by this
         engine gets that result back (moved with the text) instead of running again."""
@@ -176,6 +177,8 @@ class Engine:
             "guess": guess,
             "guess_skip": skip,
         }
+        if cwd is not None:  # the worker runs the file's code from there (a notebook's folder)
+            base["cwd"] = cwd
         result.ran = True
         try:
             found = self._job("discover", base, path, 1, None, cancel, on_progress)

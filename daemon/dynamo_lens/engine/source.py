@@ -94,7 +94,7 @@ def iter_python_files(
     paths: Iterable[Path], excludes: Sequence[str], notebooks: list[Path] | None = None
 ) -> Iterator[Path]:
     """The Python files given and under the folders given; ``notebooks`` collects the
-    ``.ipynb`` files the folders hold, which are not analysed (the CLI says so)."""
+    ``.ipynb`` files the folders hold (``check`` analyses them, ``fix`` says it leaves them)."""
     ex = set(excludes)
     for p in paths:
         if p.is_file():
@@ -103,8 +103,12 @@ def iter_python_files(
         for dirpath, dirnames, filenames in os.walk(p):
             dirnames[:] = sorted(d for d in dirnames if d not in ex and not d.startswith("."))
             for name in sorted(filenames):
-                if name.endswith(".ipynb") and notebooks is not None:
-                    notebooks.append(Path(dirpath, name))
+                if name.lower().endswith(".ipynb") and notebooks is not None:
+                    # Resolved, as a file given by name is: one notebook, one path.
+                    try:
+                        notebooks.append(Path(dirpath, name).resolve())
+                    except (OSError, RuntimeError):
+                        continue
                 if name.endswith(".py"):
                     try:
                         yield Path(dirpath, name).resolve()

@@ -19,7 +19,7 @@ from ..texts.locate import Workspace
 class KernelWorkspace(Workspace):
     """The kernel's folder, and its cells: both the user's code."""
 
-    def __init__(self, root: Path, cells: dict[str, int]) -> None:
+    def __init__(self, root: Path, cells: dict[str, tuple[int, int]]) -> None:
         super().__init__(root)
         self.cells = cells
 
@@ -50,11 +50,12 @@ class CellRun:
 
 
 def read_cell(
-    log: Path, cells: dict[str, int], root: Path, where: str, strings: dict[int, str]
+    log: Path, cells: dict[str, tuple[int, int]], root: Path, where: str, strings: dict[int, str]
 ) -> CellRun:
-    """``log`` read with ``cells`` (file name -> execution count) as the user's code and
-    ``strings`` as torch's string table before it began; findings in a cell get ``where`` as
-    their path (the notebook, when the kernel knows it)."""
+    """``log`` read with ``cells`` (file name -> (execution count, how far below the cell's
+    first line its line 1 is)) as the user's code and ``strings`` as torch's string table
+    before it began; findings in a cell get ``where`` as their path (the notebook, when the
+    kernel knows it)."""
     ws = KernelWorkspace(root, cells)
     reader = RunReader(ws, KernelPaths(ws), "")
     reader.feed(read([log], ReadStats(), strings=strings))
@@ -62,9 +63,10 @@ def read_cell(
     cell_of = _Cells(cells, where)
     findings = [cell_of.finding(f) for r in results for f in r.findings]
     reports = [cell_of.report(rep) for r in results for rep in r.reports]
-    seconds = {
-        (cells.get(row.path), row.line, row.gb_id): row.compile_seconds for row in reader.summary()
-    }
+    seconds: dict[tuple[int | None, int, str | None], float] = {}
+    for row in reader.summary():
+        count, offset = cells.get(row.path) or (None, 0)
+        seconds[(count, row.line + offset, row.gb_id)] = row.compile_seconds
     return CellRun(
         findings,
         reports,
@@ -75,30 +77,44 @@ def read_cell(
 
 
 class _Cells:
-    def __init__(self, cells: dict[str, int], where: str) -> None:
+    def __init__(self, cells: dict[str, tuple[int, int]], where: str) -> None:
         self.cells, self.where = cells, where
 
     def frame(self, fr: Frame) -> Frame:
-        n = self.cells.get(fr.path)
-        if n is None:
+        at = self.cells.get(fr.path)
+        if at is None:
             return fr
-        return dataclasses.replace(fr, path=self.where, execution_count=n)
+        n, offset = at
+        end = fr.end_line + offset if fr.end_line else 0
+        return dataclasses.replace(
+            fr, path=self.where, line=fr.line + offset, end_line=end, execution_count=n
+        )
 
     def finding(self, f: Finding) -> Finding:
         stack = [self.frame(fr) for fr in f.stack]
-        n = self.cells.get(f.path)
-        if n is None:
+        at = self.cells.get(f.path)
+        if at is None:
             return dataclasses.replace(f, stack=stack, note="")
-        return dataclasses.replace(f, path=self.where, stack=stack, execution_count=n, note="")
+        n, offset = at
+        return dataclasses.replace(
+            f,
+            path=self.where,
+            line=f.line + offset,
+            end_line=f.end_line + offset,
+            stack=stack,
+            execution_count=n,
+            note="",
+        )
 
     def report(self, rep: TargetReport) -> TargetReport:
-        n = self.cells.get(rep.path)
+        at = self.cells.get(rep.path)
         target = rep.target
-        for name, count in self.cells.items():
+        for name, (count, _) in self.cells.items():
             target = target.replace(name, f"In [{count}]")
         return dataclasses.replace(
             rep,
-            path=self.where if n is not None else rep.path,
+            path=self.where if at is not None else rep.path,
+            line=rep.line + (at[1] if at else 0),
             target=target,
             findings=[self.finding(f) for f in rep.findings],
         )

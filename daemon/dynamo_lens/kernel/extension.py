@@ -8,6 +8,7 @@ said in one line and never breaks the user's cell."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shlex
@@ -26,17 +27,25 @@ from .capture import CellLogs, strings
 from .cellfindings import CellRun, read_cell
 
 _LOADED: dict[int, Capture] = {}  # by id(shell): one capture per shell
+# The names IPython's cell magics compile their body under (%%time, %%timeit).
+_MAGIC_BODIES = ("<timed exec>", "<timed eval>", "<magic-timeit>")
 
 
 class Capture:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.folder = Path(tempfile.mkdtemp(prefix="dynamo-lens-kernel-"))
+        # A kernel that ends without %unload_ext takes its logs' folder with it all the same.
+        atexit.register(shutil.rmtree, self.folder, True)
         self.logs = CellLogs(self.folder)
         self.root = Path.cwd()
         self.runs: list[CellRun] = []
         self.started = time.strftime("%H:%M")
         self._n = 0
+        # A cell magic may run a cell inside the cell (%%capture): one log for the outer one.
+        self._depth = 0
+        self._known: set[str] = set()  # cell file names before the running cell began
+        self._raw = ""
 
     def where(self) -> str:
         """The notebook, where the front end says which (VS Code, Jupyter Server 2), else a
@@ -45,25 +54,50 @@ class Capture:
         return str(named) if named else "<kernel>"
 
     def pre_run_cell(self, info: Any = None) -> None:
+        self._depth += 1
+        if self._depth > 1:
+            return
         try:
             self._n += 1
+            self._known = set(getattr(self.shell.compile, "_filename_map", {}))
+            self._raw = str(getattr(info, "raw_cell", "") or "")
             self.logs.start(f"cell-{self._n}")
         except Exception as exc:  # never the user's cell's problem
             _say(f"capture not started for this cell: {exc}")
 
     def post_run_cell(self, result: Any = None) -> None:
+        self._depth = max(self._depth - 1, 0)
+        if self._depth:
+            return
         try:
             self._after(getattr(result, "execution_count", None))
         except Exception as exc:
             _say(f"this cell's compiles could not be read: {exc}")
 
+    def _cells(self, count: int | None) -> dict[str, tuple[int, int]]:
+        """Each cell's file name -> (its In [n], its first line's line in the cell). A cell
+        magic's body is compiled under a name of its own (``<timed exec>``, or a nested cell's
+        for %%capture): it is this cell's, one line below the magic."""
+        named = dict(getattr(self.shell.compile, "_filename_map", {}))
+        out = {name: (int(n), 0) for name, n in named.items()}
+        if count is None:
+            return out
+        lines = self._raw.split("\n")
+        lead = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
+        if lines and lines[lead].lstrip().startswith("%%"):
+            # The body's code, whatever name it ran under, starts below the magic's line (the
+            # cell's own code holds only the magic's call).
+            body = (count, lead + 1)
+            out.update({name: body for name in named if name not in self._known})
+            out.update({name: body for name in _MAGIC_BODIES})
+        return out
+
     def _after(self, count: int | None) -> None:
         path = self.logs.stop()
         if path is None or not path.exists():
             return  # nothing compiled: the log was never opened
-        cells = dict(getattr(self.shell.compile, "_filename_map", {}))
         try:
-            run = read_cell(path, cells, self.root, self.where(), strings())
+            run = read_cell(path, self._cells(count), self.root, self.where(), strings())
         finally:
             path.unlink(missing_ok=True)
         if not run.frames_compiled and not run.findings:

@@ -14,7 +14,8 @@ MAX_NOTEBOOK_BYTES = 64 << 20
 
 
 class NotebookError(Exception):
-    """A file that is not a notebook nbformat can read: one clear message naming it."""
+    """A file that is not a notebook nbformat can read: one clear message (the finding that
+    says it sits on the file: the message does not repeat its path)."""
 
 
 @dataclass(frozen=True)
@@ -37,18 +38,18 @@ def read_cells(path: Path) -> list[Cell]:
         import nbformat
     except ImportError as exc:
         raise NotebookError(
-            f"{path}: reading notebooks needs nbformat: pip install 'dynamo-lens[notebook]'"
+            "reading notebooks needs nbformat: pip install 'dynamo-lens[notebook]'"
         ) from exc
     try:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_BYTES:
             raise NotebookError(
-                f"{path}: {size >> 20} MiB, over the {MAX_NOTEBOOK_BYTES >> 20} MiB a notebook "
+                f"{size >> 20} MiB, over the {MAX_NOTEBOOK_BYTES >> 20} MiB a notebook "
                 "may have to be read (clear its outputs)"
             )
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise NotebookError(f"{path}: cannot read it: {exc}") from exc
+        raise NotebookError(f"cannot read it: {exc}") from exc
     try:
         with warnings.catch_warnings():
             # nbformat warns about ids and minor versions it mends; the mended cells are read.
@@ -57,13 +58,13 @@ def read_cells(path: Path) -> list[Cell]:
         cells = list(nb.cells)
     except Exception as exc:  # nbformat raises what its JSON and schema checks raise
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise NotebookError(f"{path}: not a valid notebook (nbformat): {first}") from exc
+        raise NotebookError(f"not a valid notebook (nbformat): {first}") from exc
     out = []
     for i, c in enumerate(cells, start=1):
         source = c.get("source", "")
         if isinstance(source, list):  # mended by nbformat in general; a hand-made file may not be
             source = "".join(str(s) for s in source)
         if not isinstance(source, str):
-            raise NotebookError(f"{path}: cell {i} has no text source")
+            raise NotebookError(f"not a valid notebook: cell {i} has no text source")
         out.append(Cell(i, str(c.get("cell_type", "")), source))
     return out

@@ -11,11 +11,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..config import ALL_CHECKS, EXAMPLE_DEF
 from ..engine.analysis import Engine
 from ..findings import (
     FileResult,
@@ -34,6 +36,8 @@ from ..texts.locate import notebook_programs
 from .command import TracedRun, trace_results
 
 TRACED_CHECKS = ("breaks", "recompiles")
+# The notebook compiles something itself: its run under the trace has something to show.
+OWN_COMPILE = re.compile(r"\b(?:torch\.compile|_dynamo\.optimize)\b")
 
 
 def program_path(root: Path, notebook: Path) -> Path:
@@ -81,13 +85,27 @@ def check_notebook(
     _write(shadow, program.text)
     cmap = CellMap(program, str(shadow), str(path), _relative(path, engine.root))
     wanted = list(checks or engine.config.checks)
-    result = engine.analyze_file(shadow, wanted)
+    # Each run of the cells repeats their side effects (files written, downloads): the program
+    # runs in the worker only for targets it declares (compile_example) or, where the notebook
+    # compiles nothing itself, for guessed ones; and under the trace only where it does.
+    own = OWN_COMPILE.search(program.text) is not None
+    declares = EXAMPLE_DEF.search(program.text.encode()) is not None
+    in_worker = wanted if declares or not own else [c for c in wanted if c not in ALL_CHECKS]
+    # From the notebook's folder, as its kernel runs it (relative paths are the notebook's).
+    result = (
+        engine.analyze_file(shadow, in_worker, cwd=str(path.parent))
+        if in_worker  # an empty list would mean the configured checks
+        else FileResult(str(shadow), digest)
+    )
     run = NotebookRun(program.cells, program.code_cells, program.notes, program.left_out)
     out = cmap.result(result, digest, run)
     out.findings += syntax_errors(program, str(path))
-    if any(c in wanted for c in TRACED_CHECKS) and program.code_cells:
+    if own and any(c in wanted for c in TRACED_CHECKS):
         traced, reports = _traced(engine, shadow, path.parent, python, on_line)
         out.ran = True
+        if any(f.kind is Kind.ERROR for f in out.findings):
+            # The analysis already said where the cells stopped; the run stops there too.
+            traced = [f for f in traced if f.path != str(shadow) or f.kind is not Kind.ERROR]
         mapped = [cmap.finding(f) for f in traced]
         # What the notebook's own calls showed outranks a zero-config guess at the same place:
         # the guess's inputs were inferred, the run's were the user's.
@@ -96,9 +114,6 @@ def check_notebook(
             if rep.guess:
                 rep.findings = [f for f in rep.findings if _place(f) not in confirmed]
         seen = {f.key() for f in out.all_findings()}
-        if any(f.kind is Kind.ERROR for f in out.findings):
-            # The analysis already said where the cells stopped; the run stops there too.
-            traced = [f for f in traced if f.path != str(shadow) or f.kind is not Kind.ERROR]
         for g in mapped:
             if g.key() not in seen and _wanted(g, wanted):
                 out.findings.append(g)
@@ -109,6 +124,11 @@ def check_notebook(
         out.reports += [dataclasses.replace(r, findings=[]) for r in ran.reports]
     out.findings = dedupe(out.findings)
     return out
+
+
+def _version(text: str) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", text)
+    return (int(m[1]), int(m[2])) if m else (99, 0)
 
 
 def _place(f: Finding) -> tuple[str, str, int | None, int, str | None]:
@@ -156,6 +176,10 @@ def _traced(
     exe = python or engine.pool.python
     lines: list[str] = []
     traced = TracedRun([exe, str(program)], folder, on_line=on_line or lines.append)
+    if _version(traced.torch_version()) < (2, 9):
+        # torch before 2.9 records a guard's user line only while its guards log is on: the
+        # recompile's line, as the worker gets it (worker/torchcompat.py); output is ours.
+        traced.env = {"TORCH_LOGS": "guards"}
     timer = threading.Timer(engine.config.timeout, traced.cancel)
     timer.daemon = True
     timer.start()

@@ -18,7 +18,7 @@ from ..findings import Finding, Kind, Severity, TargetReport, dedupe, from_wire
 from ..fixes.catalogue import propose
 from ..fixes.rewrite import Rewrite
 from ..notebooks.cellmap import CellMap
-from ..notebooks.cells import Cell
+from ..notebooks.cells import Cell, NotebookError, read_cells
 from ..notebooks.kernelfile import kernel_findings
 from ..notebooks.program import build
 from ..runs.notebook import check_notebook, program_path, syntax_errors
@@ -191,22 +191,49 @@ class Notebooks:
         except Exception as exc:  # the daemon outlives whatever the notebook does
             self.ctx.log(f"{Path(nb.path).name}: the check failed: {type(exc).__name__}: {exc}")
             return
-        found = [f for f in result.all_findings() if f.kind is not Kind.STATIC_HINT]
-        if result.notebook is not None:
-            found += [
-                Finding(
-                    Kind.SKIPPED,
-                    Severity.HINT,
-                    nb.path,
-                    n.line,
-                    1,
-                    n.line,
-                    2,
-                    n.what,
-                    cell=n.cell,
-                )
-                for n in [*result.notebook.left_out, *result.notebook.notes]
-            ]
-        nb.findings, nb.checked, nb.reports = found, cells, list(result.reports)
+        # The check numbers the file's cells, markdown included; the editor may send its Python
+        # cells only (vscode-languageclient filters them by our selector): one to the other.
+        to_shown = _positions(Path(nb.path), nb.cells)
+        found = [
+            replace(f, cell=to_shown[f.cell]) if f.cell is not None else f
+            for f in result.all_findings()
+            if f.kind is not Kind.STATIC_HINT and (f.cell is None or f.cell in to_shown)
+        ]
+        said = [*result.notebook.left_out, *result.notebook.notes] if result.notebook else []
+        found += [
+            Finding(
+                Kind.SKIPPED,
+                Severity.HINT,
+                nb.path,
+                n.line,
+                1,
+                n.line,
+                2,
+                n.what,
+                cell=to_shown[n.cell],
+            )
+            for n in said
+            if n.cell in to_shown
+        ]
+        reports = [
+            replace(r, cell=to_shown[r.cell])
+            for r in result.reports
+            if r.cell is not None and r.cell in to_shown
+        ]
+        nb.findings, nb.checked, nb.reports = found, cells, reports
         self.ctx.log(f"{Path(nb.path).name}: checked, {len(found)} finding(s)")
         self._publish(nb.path, self.shown(nb.path))
+
+
+def _positions(path: Path, shown: list[Cell]) -> dict[int, int]:
+    """The file's cell positions -> the editor's: code cells in order, where the editor holds
+    as many; else by equal text (a cell the editor has not saved matches none)."""
+    try:
+        on_disk = [c for c in read_cells(path) if c.kind == "code"]
+    except NotebookError:
+        return {}
+    mine = [c for c in shown if c.kind == "code"]
+    if len(on_disk) == len(mine):
+        return {a.index: b.index for a, b in zip(on_disk, mine, strict=True)}
+    by_text = {c.source: c.index for c in mine}
+    return {c.index: by_text[c.source] for c in on_disk if c.source in by_text}

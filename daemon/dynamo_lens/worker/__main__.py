@@ -139,9 +139,19 @@ def main() -> int:
             crash.truncate()
 
         progress = functools.partial(_send_progress, chan, job_id)
+        params = msg.get("params") or {}
+        # A job may run from a folder of its own (a notebook, from its folder, as its kernel
+        # would): back to where the worker started once it is done.
+        cwd = params.get("cwd") if isinstance(params.get("cwd"), str) else None
         try:
             _in_job = True
-            result = fn(msg.get("params") or {}, progress)
+            if cwd:
+                os.chdir(cwd)
+            try:
+                result = fn(params, progress)
+            finally:
+                if cwd:
+                    os.chdir(baseline.cwd)
             _in_job = False
             tainted = baseline.changes()
             if tainted:

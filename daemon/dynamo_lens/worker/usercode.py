@@ -304,7 +304,7 @@ def _markable(own: list[Any], items: list[Any], mine: list[int]) -> frozenset[in
         id(v)
         for j, item in enumerate(items)
         if j not in mine
-        for v in (*_values(item[1]), *(item[2].values() if len(item) == 3 else ()))
+        for v in _tensors((item[1], item[2] if len(item) == 3 else {}))
     }
     out: set[int] | None = None
     for item in own:
@@ -316,8 +316,18 @@ def _markable(own: list[Any], items: list[Any], mine: list[int]) -> frozenset[in
     return frozenset(out or ())
 
 
-def _values(args: Any) -> tuple[Any, ...]:
-    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
+def _tensors(value: Any, depth: int = 0) -> list[Any]:
+    """Every tensor in ``value``, inside tuples, lists and dicts too (a shared tensor may sit in
+    another target's list of inputs); bounded, as arguments are."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth > 6:
+        return []
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [t for v in value[:10_000] for t in _tensors(v, depth + 1)]
+    return []
 
 
 def _first_leaf(module: nn.Module) -> nn.Module | None:
