@@ -4,9 +4,10 @@ TORCH_TRACE is read when torch is imported (pytorch#143274), so a running kernel
 it. The trace is a logger, though (``torch.__trace``), which torch writes to whenever it has a
 handler: a file handler with torch's own trace formatter writes the lines TORCH_TRACE would,
 and the run reader (runs/tracelog.py) reads them as it reads any run. Only the records the
-reader reads are written (``RunReader.reads``), and a compiled graph's text is left out (the
-reader counts graphs); strings torch interned before a log began are handed to the reader
-from torch's table (``strings``) instead of being written into every log."""
+reader reads are written (``RunReader.reads``); a compiled graph's text (the reader counts
+graphs) and the compiler's settings in each frame's metrics are left out. Strings torch
+interned before a log began are handed to the reader from torch's table (``strings``)
+instead of being written into every log."""
 
 from __future__ import annotations
 
@@ -43,11 +44,21 @@ class _Lean(logging.Formatter):
         self.torchs = torchs
 
     def format(self, record: logging.LogRecord) -> str:
-        if _event(record)[0] == "dynamo_output_graph":
+        event = _event(record)[0]
+        if event == "dynamo_output_graph":
             record = copy.copy(record)
             md = dict(getattr(record, "metadata", {}))
             md.pop("has_payload", None)
             record.__dict__.update({"metadata": md, "payload": None})
+        elif event == "compilation_metrics":
+            # Nine tenths of it are the compiler's settings (inductor_config and the like, tens
+            # of kilobytes per frame), which the reader never reads.
+            record = copy.copy(record)
+            md = dict(getattr(record, "metadata", {}))
+            metrics = md.get(event)
+            if isinstance(metrics, dict):
+                md[event] = {k: v for k, v in metrics.items() if not k.endswith("_config")}
+            record.__dict__["metadata"] = md
         return self.torchs.format(record)
 
 
