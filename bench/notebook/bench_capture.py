@@ -9,9 +9,9 @@ with the capture loaded and once without, the order alternating by round; a cell
 ``run_cell`` from call to return, hooks and summary included. Cells:
 
 - steady: a compiled MLP, warm, called 200 times (what most cells do: no compile);
-- inductor, no graph cache: ``torch._dynamo.reset()``, then the same MLP compiled as users compile it
-  (the default backend, inductor) with its FX graph cache off (the process's own caches of
-  generated code stay warm: a fast recompile, not a session's first compile);
+- inductor, no graph cache: ``torch._dynamo.reset()``, then the same MLP compiled as users
+  compile it (the default backend, inductor) with its FX graph cache off (the process's own
+  caches of generated code stay warm: a fast recompile, not a session's first compile);
 - inductor, warm: the same with inductor's caches on and warm, as on a notebook's second run;
 - eager compile: as inductor, with backend "eager" (Dynamo's trace only: the worst case, where
   the records the capture writes and reads are the largest share of the cell's work);
