@@ -146,3 +146,27 @@ def lines(client: LanguageClient, u: str, *, static: bool = False) -> list[int]:
         and isinstance(d.data, dict)
         and (d.data.get("kind") == "static_hint") == static
     )
+
+
+def client_fixtures(server: Any, make_ws: Any, settings: dict[str, Any]) -> tuple[Any, Any]:
+    """A module's ``client`` and ``untrusted`` pytest-lsp fixtures: a fresh daemon on a fresh
+    workspace (``make_ws()``), trusted or in Restricted Mode; ``client.ws`` is the workspace."""
+    import pytest_lsp
+
+    async def opened(lsp_client: LanguageClient, trusted: bool) -> Any:
+        lsp_client.ws = make_ws()  # type: ignore[attr-defined]
+        await start(lsp_client, lsp_client.ws, trusted=trusted, settings=settings)  # type: ignore[attr-defined]
+        yield
+        await lsp_client.shutdown_session()
+
+    @pytest_lsp.fixture(config=server)
+    async def client(lsp_client: LanguageClient) -> Any:
+        async for _ in opened(lsp_client, True):
+            yield
+
+    @pytest_lsp.fixture(config=server)
+    async def untrusted(lsp_client: LanguageClient) -> Any:
+        async for _ in opened(lsp_client, False):
+            yield
+
+    return client, untrusted

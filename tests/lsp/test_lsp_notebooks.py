@@ -9,13 +9,11 @@ import json
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import nbformat
 import pytest
-import pytest_lsp
-from lsp_helpers import logs, start, until
+from lsp_helpers import client_fixtures, logs, until
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -99,23 +97,7 @@ def _on(client: LanguageClient, u: str) -> list[tuple[int, str]]:
     return [(d.range.start.line + 1, d.message) for d in client.diagnostics.get(u, [])]
 
 
-async def _client(lsp_client: LanguageClient, trusted: bool) -> None:
-    lsp_client.ws = _workspace()  # type: ignore[attr-defined]
-    await start(lsp_client, lsp_client.ws, trusted=trusted, settings=SETTINGS)  # type: ignore[attr-defined]
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    await _client(lsp_client, True)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def untrusted(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    await _client(lsp_client, False)
-    yield
-    await lsp_client.shutdown_session()
+client, untrusted = client_fixtures(SERVER, _workspace, SETTINGS)
 
 
 @pytest.mark.asyncio

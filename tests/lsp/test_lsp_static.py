@@ -4,13 +4,18 @@ when a real run refutes them, and the only thing shown in Restricted Mode."""
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from conftest import FIXTURES, markers
-from lsp_helpers import copy_workspace, lines, open_doc, record_publishes, start, until
+from lsp_helpers import (
+    client_fixtures,
+    copy_workspace,
+    lines,
+    open_doc,
+    record_publishes,
+    until,
+)
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -18,23 +23,9 @@ SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "dynamo_lens",
 SETTINGS = {"checks": ["breaks"], "checksOnSave": ["breaks"], "backend": "eager"}
 
 
-async def _client(lsp_client: LanguageClient, trusted: bool) -> None:
-    lsp_client.ws = copy_workspace(FIXTURES / "static_daemon")  # type: ignore[attr-defined]
-    await start(lsp_client, lsp_client.ws, trusted=trusted, settings=SETTINGS)  # type: ignore[attr-defined]
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    await _client(lsp_client, True)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def untrusted(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    await _client(lsp_client, False)
-    yield
-    await lsp_client.shutdown_session()
+client, untrusted = client_fixtures(
+    SERVER, lambda: copy_workspace(FIXTURES / "static_daemon"), SETTINGS
+)
 
 
 def _hint_line(ws: Path, name: str) -> int:

@@ -15,6 +15,7 @@ import pytest
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from support.notebook_cells import CLEAN, SCALE
 
 BREAK = """def chatty(x):
     y = torch.relu(x)
@@ -23,19 +24,6 @@ BREAK = """def chatty(x):
 
 
 torch.compile(chatty, backend="eager")(torch.randn(4))"""
-RECOMPILE = """def scale(x, k):
-    return x * k
-
-
-fn = torch.compile(scale, backend="eager", dynamic=False)
-for k in range(3):
-    fn(torch.randn(4), k)"""
-CLEAN = """@torch.compile(backend="eager")
-def smooth(x):
-    return torch.tanh(x) + 1
-
-
-smooth(torch.randn(3))"""
 # Tracing a million-step Python loop keeps Dynamo busy for many minutes: the interrupt lands in
 # the middle of the compile (the test waits for the cell to say it began, never for a time).
 LONG = """def long(x):
@@ -125,7 +113,7 @@ def test_a_live_kernel_captures_each_cells_compiles_from_load_to_unload(kernel: 
     assert f"In [{n}], line 3" in text and "[GB0059]" in text, text  # the print, in chatty
     assert "<table>" in table and f"In [{n}], line 3" in table
 
-    rec = kernel.run(RECOMPILE)
+    rec = kernel.run(SCALE)
     text, _ = _summary(rec)
     m = rec["execution_count"]
     assert "1 recompile," in text and f"In [{m}], line 2" in text, text

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 from conftest import FIXTURES, check_json
+from support.notebook_cells import CLEAN, SCALE
 
 TRUTH = FIXTURES / "notebooks" / "truth.py"
 
@@ -23,19 +24,6 @@ CHATTY = """class Chatty(nn.Module):
         return y * 2"""
 CALLS = """model = torch.compile(Chatty(), backend="eager")
 out = model(torch.randn(4, 8))"""
-SCALE = """def scale(x, k):
-    return x * k
-
-
-fn = torch.compile(scale, backend="eager", dynamic=False)
-for k in range(3):
-    fn(torch.randn(4), k)"""
-CLEAN = """@torch.compile(backend="eager")
-def smooth(x):
-    return torch.tanh(x) + 1
-
-
-smooth(torch.randn(3))"""
 GATE = """class Gate(nn.Module):
     def forward(self, x):
         if x.sum() > 0:
