@@ -26,11 +26,11 @@ venv_for() {
   local v="$1"
   if [ "$v" = "2.13.0" ]; then echo "$ROOT/.venv"; return; fi
   local dir="$ROOT/.tools/compat/torch-$v"
-  if ! "$dir/bin/python" -c "import torch, dynamo_lens, pytest_lsp, xdist, yaml, nbformat, IPython" 2>/dev/null; then
+  if ! "$dir/bin/python" -c "import torch, dynamo_lens, pytest_lsp, xdist, yaml, nbformat, IPython, nbclient, ipykernel" 2>/dev/null; then
     python3 -m venv "$dir"
     # The pip constraint on this machine caps torch; lift it for this one install.
     PIP_CONSTRAINT=/dev/null "$dir/bin/pip" install -q "torch==$v" >&2
-    PIP_CONSTRAINT=/dev/null "$dir/bin/pip" install -q -e "$ROOT" pytest pytest-lsp pytest-asyncio pytest-xdist pyyaml nbformat ipython >&2
+    PIP_CONSTRAINT=/dev/null "$dir/bin/pip" install -q -e "$ROOT" pytest pytest-lsp pytest-asyncio pytest-xdist pyyaml nbformat ipython ipykernel nbclient >&2
   fi
   echo "$dir"
 }
@@ -53,7 +53,7 @@ for v in "${VERSIONS[@]}"; do
   "$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests/worker/test_parsing.py \
     tests/worker/test_example_workspace.py tests/worker/test_realcode.py tests/worker/test_runs.py \
     tests/worker/test_fallbacks.py tests/worker/test_fixes.py tests/worker/test_fix_safety.py \
-    tests/worker/test_pytest_plugin.py tests/worker/test_notebook_check.py \
+    tests/worker/test_pytest_plugin.py tests/worker/test_notebook_check.py tests/worker/test_kernel.py \
     --junitxml="$WORK/junit-$v.xml" > "$WORK/pytest-$v.log" 2>&1
   rc=$?
   "$(dirname "$py")/dynamo-lens" check example_workspace --checks breaks,recompiles --format json \
