@@ -379,10 +379,11 @@ def _without_none(cls: type, *names: str) -> None:
     _converter.register_unstructure_hook(cls, hook)
 
 
+# Inner types first: a type's hook is built with its fields' hooks as they are at that moment.
 _without_none(Frame, "cell", "execution_count")
 _without_none(Finding, "cell", "execution_count")
-_without_none(FileResult, "notebook")
 _without_none(TargetReport, "cell")
+_without_none(FileResult, "notebook")
 T = TypeVar("T")
 
 

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from dynamo_lens.findings import FileResult, Finding, Frame, Kind, NotebookRun, Severity
+from dynamo_lens.findings import (
+    FileResult,
+    Finding,
+    Frame,
+    Kind,
+    NotebookRun,
+    Severity,
+    TargetReport,
+    to_wire,
+)
 from dynamo_lens.notebooks.cellmap import CellMap
 from dynamo_lens.notebooks.cells import NotebookError, read_cells
 from dynamo_lens.notebooks.program import _plain_transform, build
@@ -168,9 +177,11 @@ def test_a_finding_in_the_program_lands_on_its_cell_and_line(tmp_path: Path) -> 
     region = sarif.document([res], tmp_path)["runs"][0]["results"][0]["locations"][0]
     assert region["physicalLocation"]["region"]["properties"] == {"cell": 3}
     assert region["physicalLocation"]["artifactLocation"]["uri"] == "m.ipynb"
-    # A file's findings carry no notebook fields at all.
-    plain = Finding(Kind.ERROR, Severity.ERROR, "a.py", 1, 1, 1, 2, "m")
-    assert "cell" not in document([FileResult("a.py", "", findings=[plain])], {})["findings"][0]
+    # A file's findings, frames, targets and results carry no notebook fields at all.
+    plain = Finding(Kind.ERROR, Severity.ERROR, "a.py", 1, 1, 1, 2, "m", stack=[Frame("a.py", 1)])
+    report = TargetReport("a.py::f", "a.py", 1, "example", findings=[plain])
+    wire = json.dumps(to_wire(FileResult("a.py", "", reports=[report], findings=[plain])))
+    assert not any(k in wire for k in ('"cell"', '"execution_count"', '"notebook"')), wire
 
 
 def test_a_cells_fingerprint_survives_a_cell_inserted_above(tmp_path: Path) -> None:
