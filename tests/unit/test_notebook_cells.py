@@ -246,3 +246,23 @@ def test_what_ipython_accepts_runs_and_what_only_compiling_rejects_is_left_out(
 def test_without_ipython_a_continued_shell_line_takes_its_continuation_with_it() -> None:
     src = "!pip install \\\n    torch\nx = 1\nif x:\n    y = 2"
     assert _plain_transform(src).split("\n") == ["pass", "", "x = 1", "if x:", "    y = 2"]
+
+
+def test_a_top_level_await_is_left_out_and_a_docstring_may_precede_a_future_import(
+    tmp_path: Path,
+) -> None:
+    prog = _program(
+        tmp_path,
+        ("code", '"""Notes."""\nfrom __future__ import annotations\nimport math'),
+        ("code", "import asyncio\nawait asyncio.sleep(0)"),
+        ("code", "%prun -s cumulative math.sqrt(4)\nr = math.pi"),
+    )
+    assert [(n.cell, n.line) for n in prog.left_out] == [(2, 2)], prog.left_out
+    assert "top-level await" in prog.left_out[0].what and not prog.syntax_errors
+    # %prun's options are words: the line does nothing, it is not run with them.
+    assert [n.what for n in prog.notes if n.cell == 3] == [
+        "`%prun -s cumulative math.sqrt(4)` is IPython syntax: it did nothing here"
+    ]
+    scope: dict[str, object] = {}
+    exec(compile(prog.text, "m.ipynb.py", "exec"), scope)
+    assert scope["r"] == pytest.approx(3.141592653589793)

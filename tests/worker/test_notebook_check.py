@@ -165,3 +165,27 @@ def test_a_compile_example_in_a_notebook_reads_files_beside_the_notebook(tmp_pat
     assert [(f["kind"], f["cell"], f["line"]) for f in doc["findings"]] == [
         ("graph_break", 2, 3)
     ], (doc["findings"], err)
+
+
+def test_every_way_a_notebook_compiles_is_seen_and_its_cells_run_once(tmp_path: Path) -> None:
+    """``model.compile()`` and ``torch.compile`` under another name are the notebook's own
+    compiles too; a guessed model is still analysed beside them; and the cells run once, in the
+    worker, where the notebook also declares a compile_example."""
+    path = _write(
+        tmp_path,
+        "ways.ipynb",
+        ("code", "import torch\nfrom torch import nn\nfrom torch import compile as tc"),
+        ("code", 'with open("runs.log", "a") as log:\n    log.write("ran\\n")'),
+        ("code", CHATTY),
+        ("code", 'm = Chatty()\nm.compile(backend="eager")\nm(torch.randn(4, 8))'),
+        ("code", SCALE.replace("torch.compile(", "tc(")),
+        ("code", GATE),
+    )
+    truth = _torchs(path)
+    assert ("graph_break", 3, 4) in truth and ("recompile", 5, 2) in truth, truth
+    (tmp_path / "runs.log").unlink()  # the ground truth's own run
+    _, doc, err = check_json(path.name, "--checks", "breaks,recompiles", cwd=tmp_path)
+    ours = {(f["kind"], f["cell"], f["line"]) for f in doc["findings"]}
+    # torch's, from the notebook's own calls, and compile_example's Gate break (cell 6, line 3).
+    assert ours == truth | {("graph_break", 6, 3)}, (doc["findings"], err)
+    assert (tmp_path / "runs.log").read_text() == "ran\n"

@@ -132,6 +132,7 @@ class Engine:
         extra: dict[str, Any] | None = None,
         reuse: bool = False,
         cwd: str | None = None,
+        trace_to: str | None = None,
     ) -> FileResult:
         """``reuse``: a unit whose reachable code is unchanged since its last analysis by this
         engine gets that result back (moved with the text) instead of running again."""
@@ -159,7 +160,8 @@ class Engine:
             result.findings += analyze_source(text, str(path))
         config_targets = self._config_targets(path)
         guess, skip = self._guess_policy(data, config_targets)
-        if not checks or not might_have_targets(data, config_targets, guess):
+        # A traced file runs for its own compiles, whether or not it declares a target.
+        if not checks or (trace_to is None and not might_have_targets(data, config_targets, guess)):
             result.duration = time.monotonic() - t0
             return result
         reuse = reuse and not (devices or mode or dynamic != "config" or only_target or extra)
@@ -179,6 +181,8 @@ class Engine:
         }
         if cwd is not None:  # the worker runs the file's code from there (a notebook's folder)
             base["cwd"] = cwd
+        if trace_to is not None:  # torch's trace of the file's own compiles, while it imports
+            base["trace_to"] = trace_to
         result.ran = True
         try:
             found = self._job("discover", base, path, 1, None, cancel, on_progress)

@@ -24,8 +24,9 @@ PYTHON_BODY_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "m
 _PRELUDE = '''\
 # Written by dynamo-lens from {name}: its code cells, in order, as one program.
 import sys as _dynamo_lens_sys
-if {folder!r} not in _dynamo_lens_sys.path:
-    _dynamo_lens_sys.path.insert(0, {folder!r})
+if {folder!r} in _dynamo_lens_sys.path:  # first, before another notebook's folder
+    _dynamo_lens_sys.path.remove({folder!r})
+_dynamo_lens_sys.path.insert(0, {folder!r})
 
 
 class _DynamoLensShell:
@@ -54,8 +55,9 @@ except ImportError:
 _SHELL_ASSIGN = re.compile(r"^(\s*)([\w.,\s\[\]]+?)\s*=\s*[!%]")
 _MAGIC_LINE = re.compile(r"^(\s*)(%|!|\?)")
 _HELP_LINE = re.compile(r"^(\s*)[\w.]+\?\??\s*$")
-# ``%time stmt``: the statement runs (untimed); ``%timeit``'s options (``-n 10 -r 3``) dropped.
-_TIMED_LINE = re.compile(r"^(\s*)%(time|timeit|prun)\s+((?:-[a-zA-Z]\s*\d*\s+)*)(\S.*)$")
+# ``%time stmt``: the statement runs (untimed); ``%timeit``'s options (``-n 10 -r 3 -o``)
+# dropped. Other magics' options take words (``%prun -s cumulative``): those do nothing here.
+_TIMED_LINE = re.compile(r"^(\s*)%(time|timeit)\s+((?:-[nrp]\s*\d+\s+|-[tcqo]\s+)*)([^-\s].*)$")
 
 
 @dataclass
@@ -143,6 +145,15 @@ def _transform(source: str) -> str:
     return _plain_transform(source.rstrip("\n"))
 
 
+def _awaits(code: str) -> bool:
+    """Whether ``code`` compiles once top-level ``await`` is allowed."""
+    try:
+        compile(code, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def _futures(code: str) -> tuple[str, set[str]]:
     """The cell's leading ``from __future__`` imports, blanked (they must open the program, and
     open it they do), and the features they name."""
@@ -152,7 +163,10 @@ def _futures(code: str) -> tuple[str, set[str]]:
         return code, set()
     lines = code.split("\n")
     names: set[str] = set()
-    for node in tree.body:
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # a docstring may come first
+    for node in body:
         if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
             break
         names |= {a.name for a in node.names}
@@ -204,6 +218,10 @@ def build(cells: list[Cell], name: str, folder: str) -> Program:
             compile(code, f"<cell {cell.index}>", "exec", dont_inherit=True)
         except SyntaxError as exc:
             line = body_from + (exc.lineno or 1)
+            if _awaits(code):  # IPython runs it (autoawait); one program cannot
+                what = "top-level await: IPython runs it, one program cannot: not run"
+                prog.left_out.append(CellNote(cell.index, line, what))
+                continue
             note = CellNote(cell.index, line, f"SyntaxError: {exc.msg}")
             prog.syntax_errors.append((note, exc.offset or 1))
             continue

@@ -84,16 +84,10 @@ class TracedRun:
         self._proc: subprocess.Popen[str] | None = None
         self._pgid: int | None = None
         self._done = threading.Event()
-        self.env: dict[str, str] = {}  # added to the command's environment
 
     def wait(self) -> int:
         """The command's exit status (127: it could not be started; -N: killed by signal N)."""
-        env = {
-            **os.environ,
-            **self.env,
-            "TORCH_TRACE": str(self.trace_dir),
-            "PYTHONUNBUFFERED": "1",
-        }
+        env = {**os.environ, "TORCH_TRACE": str(self.trace_dir), "PYTHONUNBUFFERED": "1"}
         capture = self._on_line is not None
         try:
             self._proc = subprocess.Popen(

@@ -1,7 +1,7 @@
-"""A notebook checked: its code cells, in order, as one program (notebooks/program.py),
-analysed by the engine as a file is (compile_example in a cell, guessed targets), and run
-under torch's structured trace as ``dynamo-lens run`` runs a script, for the notebook's own
-``torch.compile`` calls. Both are put back on the cells (notebooks/cellmap.py).
+"""A notebook checked: its code cells, in order, as one program (notebooks/program.py), run
+once in the worker with torch's structured trace recorded (the notebook's own torch.compile
+calls, read as ``dynamo-lens run`` reads a run), then analysed as a file is (compile_example in
+a cell, guessed targets). Both are put back on the cells (notebooks/cellmap.py).
 
 The program is written to the user's cache (texts/locate.py ``notebook_programs``), never into
 the workspace; the user's code runs there as a file's does, under the same budget."""
@@ -11,33 +11,27 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import re
 import tempfile
-import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from ..config import ALL_CHECKS, EXAMPLE_DEF
 from ..engine.analysis import Engine
 from ..findings import (
     FileResult,
     Finding,
-    Kind,
     NotebookRun,
-    Severity,
-    TargetReport,
     dedupe,
 )
 from ..notebooks.cellmap import CellMap
-from ..notebooks.cells import NotebookError, read_cells
+from ..notebooks.cells import Cell, NotebookError, read_cells
 from ..notebooks.program import Program, build
 from ..texts.errors import error_at
 from ..texts.locate import notebook_programs
-from .command import TracedRun, trace_results
+from .command import trace_results
+from .loaded import LoadedRun
 
 TRACED_CHECKS = ("breaks", "recompiles")
-# The notebook compiles something itself: its run under the trace has something to show.
-OWN_COMPILE = re.compile(r"\b(?:torch\.compile|_dynamo\.optimize)\b")
 
 
 def program_path(root: Path, notebook: Path) -> Path:
@@ -68,15 +62,15 @@ def check_notebook(
     path: Path,
     checks: Sequence[str] | None = None,
     *,
-    python: str | None = None,
-    on_line: Callable[[str], None] | None = None,
+    cells: list[Cell] | None = None,
 ) -> FileResult:
-    """``path``'s findings, each on its cell and line; ``python`` runs the traced program
-    (default: the engine's worker interpreter)."""
+    """``path``'s findings, each on its cell and line (``cells``: the notebook's, as already
+    read; default: read now)."""
     path = Path(os.path.abspath(path))
     try:
         data = path.read_bytes()
-        cells = read_cells(path)
+        if cells is None:
+            cells = read_cells(path)
     except (OSError, NotebookError) as exc:
         return FileResult(str(path), "", findings=[error_at(str(path), 1, str(exc))])
     digest = hashlib.sha256(data).hexdigest()
@@ -85,28 +79,26 @@ def check_notebook(
     _write(shadow, program.text)
     cmap = CellMap(program, str(shadow), str(path), _relative(path, engine.root))
     wanted = list(checks or engine.config.checks)
-    # Each run of the cells repeats their side effects (files written, downloads): the program
-    # runs in the worker only for targets it declares (compile_example) or, where the notebook
-    # compiles nothing itself, for guessed ones; and under the trace only where it does.
-    own = OWN_COMPILE.search(program.text) is not None
-    declares = EXAMPLE_DEF.search(program.text.encode()) is not None
-    in_worker = wanted if declares or not own else [c for c in wanted if c not in ALL_CHECKS]
-    # From the notebook's folder, as its kernel runs it (relative paths are the notebook's).
-    result = (
-        engine.analyze_file(shadow, in_worker, cwd=str(path.parent))
-        if in_worker  # an empty list would mean the configured checks
-        else FileResult(str(shadow), digest)
-    )
     run = NotebookRun(program.cells, program.code_cells, program.notes, program.left_out)
+    traced = any(c in wanted for c in TRACED_CHECKS) and program.code_cells > 0
+    with tempfile.TemporaryDirectory(prefix="dynamo-lens-notebook-") as folder:
+        trace = Path(folder) / "trace.log"
+        # The cells run once, in the worker, from the notebook's folder (relative paths are the
+        # notebook's, as in its kernel): torch's trace records the notebook's own compiles as
+        # they run, then its compile_example and guessed models are analysed as a file's are.
+        result = engine.analyze_file(
+            shadow,
+            wanted,
+            cwd=str(path.parent),
+            trace_to=str(trace) if traced else None,
+        )
+        ran = _read(trace, engine) if traced else None
     out = cmap.result(result, digest, run)
     out.findings += syntax_errors(program, str(path))
-    if own and any(c in wanted for c in TRACED_CHECKS):
-        traced, reports = _traced(engine, shadow, path.parent, python, on_line)
+    if ran is not None:
         out.ran = True
-        if any(f.kind is Kind.ERROR for f in out.findings):
-            # The analysis already said where the cells stopped; the run stops there too.
-            traced = [f for f in traced if f.path != str(shadow) or f.kind is not Kind.ERROR]
-        mapped = [cmap.finding(f) for f in traced]
+        found = [f for r in ran.results for f in r.all_findings()]
+        mapped = [cmap.finding(f) for f in found if _wanted(f, wanted)]
         # What the notebook's own calls showed outranks a zero-config guess at the same place:
         # the guess's inputs were inferred, the run's were the user's.
         confirmed = {_place(f) for f in mapped}
@@ -115,20 +107,23 @@ def check_notebook(
                 rep.findings = [f for f in rep.findings if _place(f) not in confirmed]
         seen = {f.key() for f in out.all_findings()}
         for g in mapped:
-            if g.key() not in seen and _wanted(g, wanted):
+            if g.key() not in seen:
                 out.findings.append(g)
                 seen.add(g.key())
         # The functions the run compiled are targets too (``targets`` lists what ran); their
         # findings are listed once, above.
-        ran = cmap.result(FileResult(str(shadow), digest, reports=reports), digest, run)
-        out.reports += [dataclasses.replace(r, findings=[]) for r in ran.reports]
+        reports = [rep for r in ran.results for rep in r.reports]
+        compiled = cmap.result(FileResult(str(shadow), digest, reports=reports), digest, run)
+        out.reports += [dataclasses.replace(r, findings=[]) for r in compiled.reports]
     out.findings = dedupe(out.findings)
     return out
 
 
-def _version(text: str) -> tuple[int, int]:
-    m = re.match(r"(\d+)\.(\d+)", text)
-    return (int(m[1]), int(m[2])) if m else (99, 0)
+def _read(trace: Path, engine: Engine) -> LoadedRun | None:
+    if not trace.exists():
+        return None  # the worker never ran the cells (a dead worker, a cancel)
+    provenance = f"the notebook's run at {time.strftime('%H:%M')}"
+    return trace_results([trace], engine.root, [], provenance)
 
 
 def _place(f: Finding) -> tuple[str, str, int | None, int, str | None]:
@@ -162,60 +157,3 @@ def syntax_errors(program: Program, notebook: str) -> list[Finding]:
         f.cell = note.cell
         out.append(f)
     return out
-
-
-def _traced(
-    engine: Engine,
-    program: Path,
-    folder: Path,
-    python: str | None,
-    on_line: Callable[[str], None] | None,
-) -> tuple[list[Finding], list[TargetReport]]:
-    """The findings torch's trace records while the program runs from the notebook's folder
-    (a kernel started there would run it so), stopped after the analysis's timeout."""
-    exe = python or engine.pool.python
-    lines: list[str] = []
-    traced = TracedRun([exe, str(program)], folder, on_line=on_line or lines.append)
-    if _version(traced.torch_version()) < (2, 9):
-        # torch before 2.9 records a guard's user line only while its guards log is on: the
-        # recompile's line, as the worker gets it (worker/torchcompat.py); output is ours.
-        traced.env = {"TORCH_LOGS": "guards"}
-    timer = threading.Timer(engine.config.timeout, traced.cancel)
-    timer.daemon = True
-    timer.start()
-    try:
-        code = traced.wait()
-    finally:
-        timer.cancel()
-    try:
-        provenance = f"the notebook's run at {traced.started}"
-        run = trace_results([traced.trace_dir], engine.root, [], provenance)
-    finally:
-        import shutil
-
-        shutil.rmtree(traced.trace_dir, ignore_errors=True)
-    found = [f for r in run.results for f in r.all_findings()]
-    reports = [rep for r in run.results for rep in r.reports]
-    if traced.cancelled:
-        found.append(
-            error_at(
-                str(program),
-                1,
-                f"the notebook's run passed the {engine.config.timeout:.0f} s timeout and was "
-                "stopped; findings are those of the cells that ran",
-            )
-        )
-    elif code != 0:
-        tail = next((ln for ln in reversed(lines) if ln.strip()), "")
-        # The traceback's last line in the program: the cell that raised.
-        mark = f'File "{program}", line '
-        at = [ln.split(mark, 1)[1].split(",")[0] for ln in lines if mark in ln]
-        line = int(at[-1]) if at and at[-1].isdigit() else 1
-        f = error_at(
-            str(program),
-            line,
-            f"the notebook's run stopped with exit status {code}: {tail[:200]}",
-        )
-        f.severity = Severity.WARNING
-        found.append(f)
-    return found, reports

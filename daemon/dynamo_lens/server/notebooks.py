@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..config import ALL_CHECKS
 from ..findings import Finding, Kind, Severity, TargetReport, dedupe, from_wire
 from ..fixes.catalogue import propose
 from ..fixes.rewrite import Rewrite
@@ -64,14 +65,18 @@ class Notebooks:
         self._debouncer.call(path, delay, lambda: self._hint(nb))
 
     def saved(self, path: str) -> None:
-        """Run the notebook's check on its saved file, where code may run."""
+        """Run the notebook's check on its saved file, where code may run, with the checks the
+        settings run on save; the cells as the editor held them at the save are what its
+        findings are placed on."""
         nb = self._open.get(path)
         if nb is None:
             return
-        if not self.ctx.trusted or self.ctx.engine is None:
-            self.ctx.log(f"{Path(path).name}: saved; not run (Restricted Mode or no torch)")
+        checks = [c for c in self.ctx.config.checks_on_save if c in ALL_CHECKS]
+        if not self.ctx.trusted or self.ctx.engine is None or not checks:
+            why = "no checks on save" if checks == [] else "Restricted Mode or no torch"
+            self.ctx.log(f"{Path(path).name}: saved; not run ({why})")
             return
-        self._checks.submit(self._check, nb)
+        self._checks.submit(self._check, nb, list(nb.cells), checks)
 
     def closed(self, path: str) -> None:
         with self._lock:
@@ -181,19 +186,25 @@ class Notebooks:
             nb.hints = hints
             self._publish(nb.path, self.shown(nb.path))
 
-    def _check(self, nb: _Open) -> None:
+    def _check(self, nb: _Open, at_save: list[Cell], checks: list[str]) -> None:
         engine = self.ctx.engine
         if engine is None:
             return
-        cells = {c.index: c.source for c in nb.cells}
+        cells = {c.index: c.source for c in at_save}
         try:
-            result = check_notebook(engine, Path(nb.path), self.ctx.config.checks)
+            # Read once: the check runs these cells and its findings are numbered by them, so
+            # a file changed meanwhile cannot shift them onto other cells.
+            on_disk = read_cells(Path(nb.path))
+            result = check_notebook(engine, Path(nb.path), checks, cells=on_disk)
+        except NotebookError as exc:
+            self.ctx.log(f"{Path(nb.path).name}: not checked: {exc}")
+            return
         except Exception as exc:  # the daemon outlives whatever the notebook does
             self.ctx.log(f"{Path(nb.path).name}: the check failed: {type(exc).__name__}: {exc}")
             return
         # The check numbers the file's cells, markdown included; the editor may send its Python
         # cells only (vscode-languageclient filters them by our selector): one to the other.
-        to_shown = _positions(Path(nb.path), nb.cells)
+        to_shown = _positions(on_disk, at_save)
         found = [
             replace(f, cell=to_shown[f.cell]) if f.cell is not None else f
             for f in result.all_findings()
@@ -225,15 +236,14 @@ class Notebooks:
         self._publish(nb.path, self.shown(nb.path))
 
 
-def _positions(path: Path, shown: list[Cell]) -> dict[int, int]:
+def _positions(on_disk: list[Cell], shown: list[Cell]) -> dict[int, int]:
     """The file's cell positions -> the editor's: code cells in order, where the editor holds
-    as many; else by equal text (a cell the editor has not saved matches none)."""
-    try:
-        on_disk = [c for c in read_cells(path) if c.kind == "code"]
-    except NotebookError:
-        return {}
+    as many; else by equal text, in order (a cell the editor has not saved matches none)."""
+    disk = [c for c in on_disk if c.kind == "code"]
     mine = [c for c in shown if c.kind == "code"]
-    if len(on_disk) == len(mine):
-        return {a.index: b.index for a, b in zip(on_disk, mine, strict=True)}
-    by_text = {c.source: c.index for c in mine}
-    return {c.index: by_text[c.source] for c in on_disk if c.source in by_text}
+    if len(disk) == len(mine):
+        return {a.index: b.index for a, b in zip(disk, mine, strict=True)}
+    by_text: dict[str, list[int]] = {}
+    for c in mine:
+        by_text.setdefault(c.source, []).append(c.index)
+    return {c.index: by_text[c.source].pop(0) for c in disk if by_text.get(c.source)}

@@ -143,6 +143,9 @@ def main() -> int:
         # A job may run from a folder of its own (a notebook, from its folder, as its kernel
         # would): back to where the worker started once it is done.
         cwd = params.get("cwd") if isinstance(params.get("cwd"), str) else None
+        if cwd and not os.path.isdir(cwd):
+            cwd = None  # gone meanwhile: from the worker's own folder, as any file
+        path = list(sys.path)
         try:
             _in_job = True
             if cwd:
@@ -150,8 +153,9 @@ def main() -> int:
             try:
                 result = fn(params, progress)
             finally:
-                if cwd:
+                if cwd:  # its folder and what it put on sys.path go with the job
                     os.chdir(baseline.cwd)
+                    sys.path[:] = path
             _in_job = False
             tainted = baseline.changes()
             if tainted:

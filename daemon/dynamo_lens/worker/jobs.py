@@ -5,6 +5,7 @@ Each job returns plain dicts (findings and target reports) ready for the wire.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -24,7 +25,18 @@ from ..findings import Finding, Frame, TargetId, TargetReport, dedupe, to_wire
 from ..fixes.catalogue import Rewrite
 from ..texts.errors import error_from_exception, safe_str
 from ..texts.locate import Workspace
-from . import breaks, devices, equivalence, lastcheck, recompiles, settings, timings, verify
+from . import (
+    breaks,
+    devices,
+    equivalence,
+    lastcheck,
+    recompiles,
+    settings,
+    timings,
+    torchcompat,
+    tracefile,
+    verify,
+)
 from .cancel import Cancelled
 from .usercode import (
     Target,
@@ -101,13 +113,21 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     path = Path(params["path"]).resolve()
     _FRESH.clear()  # discovery always imports afresh
     settings.restore(settings.PRISTINE)
+    # A notebook's program: what its own torch.compile calls compile while it runs, recorded
+    # as TORCH_TRACE would (runs/notebook.py reads it); its guards' lines too on torch < 2.9.
+    trace_to = params.get("trace_to")
+    tap = tracefile.start(Path(trace_to)) if isinstance(trace_to, str) else None
     try:
-        module = _fresh_import(path, ws, str(params.get("hash", "")))
+        with torchcompat.guard_user_lines() if tap else contextlib.nullcontext():
+            module = _fresh_import(path, ws, str(params.get("hash", "")))
     except Cancelled:
         raise
     except BaseException as exc:  # user code: SystemExit and friends included
         err = error_from_exception(exc, ws, str(path), 1, what=f"importing {path.name}")
         return {"units": [], "findings": to_wire([err])}
+    finally:
+        if tap is not None:
+            tracefile.stop(tap)
     attrs = [t.split(":", 1)[1] for t in params.get("config_targets", [])]
     guess = bool(params.get("guess", cfg.guess_targets))
     units = discover(module, path, attrs, guess, skip=set(params.get("guess_skip", [])))

@@ -325,6 +325,10 @@ def _tensors(value: Any, depth: int = 0) -> list[Any]:
         return []
     if isinstance(value, dict):
         value = list(value.values())
+    elif not isinstance(value, (tuple, list, str, bytes, type, types.ModuleType)) and hasattr(
+        value, "__dict__"
+    ):
+        value = list(vars(value).values())  # an object holding inputs (a dataclass, a batch)
     if isinstance(value, (tuple, list)):
         return [t for v in value[:10_000] for t in _tensors(v, depth + 1)]
     return []
