@@ -30,7 +30,9 @@ LAYERS = {
     "worker": 4,
     "server": 4,
     "server.lsp": 5,
-    "kernel": 4,  # the live kernel: reads its cells' trace as runs/ reads a run
+    # The live kernel: reads its cells' trace as runs/ reads a run; torch's differences between
+    # releases from the worker's one module for them.
+    "kernel": 5,
     "cmdpaths": 1,  # findings only: what a command line names
     "cli": 6,
     "pytest_plugin": 6,

@@ -11,12 +11,14 @@ instead of being written into every log."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 from pathlib import Path
 
 from ..runs.extract import RunReader
 from ..runs.tracelog import META_KEYS
+from ..worker import torchcompat
 
 
 def _event(record: logging.LogRecord) -> tuple[str, object]:
@@ -71,6 +73,7 @@ class CellLogs:
         self._formatter = _Lean(internal.TorchLogsFormatter(trace=True))
         self._handler: logging.FileHandler | None = None
         self._level = self._logger.level
+        self._guards: contextlib.ExitStack | None = None
         self.path: Path | None = None
 
     def start(self, name: str) -> Path:
@@ -87,6 +90,9 @@ class CellLogs:
         self._logger.setLevel(logging.DEBUG)
         self._logger.addHandler(handler)
         self._handler, self.path = handler, path
+        # Before torch 2.9 a recompile's guard names its line only while the guards log is on.
+        self._guards = contextlib.ExitStack()
+        self._guards.enter_context(torchcompat.guard_user_lines())
         return path
 
     def stop(self) -> Path | None:
@@ -97,7 +103,9 @@ class CellLogs:
         self._logger.removeHandler(handler)
         handler.close()
         self._logger.setLevel(self._level)
-        self._handler = self.path = None
+        if self._guards is not None:
+            self._guards.close()
+        self._handler = self.path = self._guards = None
         return path
 
 
