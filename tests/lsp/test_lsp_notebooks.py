@@ -175,6 +175,14 @@ async def test_restricted_mode_shows_hints_on_cells_and_runs_nothing(
         )
     )
     await until(lambda: any("not run (Restricted Mode" in m for m in logs(untrusted)), 30)
+    # Closed: its cells' markers go with it.
+    untrusted.notebook_document_did_close(
+        types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=path.resolve().as_uri()),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=u) for u in cells.values()],
+        )
+    )
+    await until(lambda: all(_on(untrusted, u) == [] for u in cells.values()), 30, untrusted)
 
 
 # The notebook's cells run in a real IPython shell with the extension loaded, as a kernel runs

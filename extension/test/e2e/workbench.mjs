@@ -69,7 +69,9 @@ export async function openFile(page, relPath) {
   await page.locator(`.tabs-container .tab.active[data-resource-name="${base}"]`).first().waitFor({ timeout: 20000 });
   // The window title names the active editor: make sure it is this file, not a webview beside it.
   await page.waitForFunction((b) => document.title.startsWith(b), base, { timeout: 20000 });
-  await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor({ timeout: 20000 });
+  // A notebook opens in the notebook editor (its cells' editors come as they scroll in).
+  const editor = relPath.endsWith('.ipynb') ? '.notebook-editor' : '.editor-instance .monaco-editor .view-lines';
+  await page.locator(editor).first().waitFor({ timeout: 20000 });
   return opened; // when Enter was pressed in Quick Open
 }
 

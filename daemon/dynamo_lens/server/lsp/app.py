@@ -189,6 +189,10 @@ class DynamoLensServer(LanguageServer):
 
         self.on_loop(send)
 
+    def clear_diagnostics(self, uri: str) -> None:
+        params = types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        self.on_loop(lambda: self.text_document_publish_diagnostics(params))
+
     def publish_cells(self, path: str, by_cell: dict[int, list[Finding]]) -> None:
         """A notebook's findings, each to its cell's document (cells by position, 1-based, as
         the editor holds them when the message is sent)."""

@@ -38,6 +38,8 @@ def did_save(ls: DynamoLensServer, params: types.DidSaveNotebookDocumentParams) 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def did_close(ls: DynamoLensServer, params: types.DidCloseNotebookDocumentParams) -> None:
     path = uri_to_path(params.notebook_document.uri)
-    # Its cells' diagnostics go with them: the editor drops a closed document's on its own.
     if ls.service is not None and path is not None:
         ls.service.notebooks.closed(path)
+    # Its cells' markers go with it: a closed notebook's cells are in no Problems panel.
+    for cell in params.cell_text_documents:
+        ls.clear_diagnostics(cell.uri)
