@@ -53,6 +53,7 @@ for v in "${VERSIONS[@]}"; do
   "$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests/worker/test_parsing.py \
     tests/worker/test_example_workspace.py tests/worker/test_realcode.py tests/worker/test_runs.py \
     tests/worker/test_fallbacks.py tests/worker/test_fixes.py tests/worker/test_fix_safety.py \
+    tests/worker/test_fix_output.py \
     tests/worker/test_pytest_plugin.py tests/worker/test_notebook_check.py tests/worker/test_kernel.py \
     --junitxml="$WORK/junit-$v.xml" > "$WORK/pytest-$v.log" 2>&1
   rc=$?

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ("pytester",)
+# pytester; and fixtures shared by test files (a file's own fixture of the same name takes
+# precedence).
+pytest_plugins = ("pytester", "support.fix_workspace")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -13,20 +13,27 @@ its fixed copy, each imported under a name of its own, compared.
   inputs scaled, negated, zeroed, redrawn; its weights made absolute or negated, with the inputs
   made absolute): outputs, gradients (of parameters and inputs) and whether a call raises must
   all be the original's (``equal_other``); a fix that is equal only on the example fails here;
+- behaviour: on the example and the same other inputs, what a caller sees besides the values,
+  in eager and compiled (the fixed file under ``torch.compile``, backend "eager"), against the
+  original in eager: the exception raised (type and message), the log records (but torch's
+  own), the warnings and the printed text (``behaviour_kept``; issue 34);
 - recompiles: frames compiled more than once over the first call, the same call again and one
   with fresh values of the same shapes (``backend="eager"``; torch's compilation metrics).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
+import io
 import json
 import logging
 import os
 import random
 import re
 import sys
+import warnings
 from collections import Counter
 from typing import Any
 
@@ -191,6 +198,82 @@ def compare_other(
     return ""
 
 
+@contextlib.contextmanager
+def observed() -> Any:
+    """What runs inside: its log records (not torch's), warnings (each time) and printed text,
+    as one list of strings once it closes."""
+    seen: list[str] = []
+    for name in dir(logging.Logger):  # transformers' warning_once: an lru_cache
+        clear = getattr(getattr(logging.Logger, name, None), "cache_clear", None)
+        if callable(clear):
+            clear()
+
+    class Records(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            # By level and message: the two files' loggers are named after their modules.
+            if not record.name.startswith("torch"):
+                seen.append(f"log {record.levelname}: {record.getMessage()}")
+
+    handler, printed = Records(level=0), io.StringIO()
+    logging.root.addHandler(handler)
+    torch_dir = os.path.dirname(torch.__file__)
+    try:
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
+            warnings.simplefilter("always")
+            yield seen
+    finally:
+        logging.root.removeHandler(handler)
+        seen += [
+            f"warning {w.category.__name__}: {w.message}"
+            for w in caught
+            if not os.path.realpath(w.filename).startswith(torch_dir)
+        ]
+        seen += [f"print {line}" for line in printed.getvalue().splitlines()]
+
+
+def _behaviour(fn: Any, a: Any, k: Any) -> tuple[str, list[str]]:
+    raised = ""
+    with observed() as seen:
+        try:
+            run(fn, a, k)
+        except Exception as exc:
+            raised = f"{type(exc).__name__}: {exc}"[:200]
+    return raised, seen
+
+
+def compare_behaviour(
+    fa: Any, fb: Any, args: tuple[Any, ...], kwargs: dict[str, Any], state: dict[str, Any]
+) -> str:
+    """The first thing a caller would see differently, eager or compiled, on the example or
+    the other inputs: an exception of another type or message, a log record, a warning or a
+    printed line more or less; "" where none."""
+    torch._dynamo.reset()
+    compiled, compiled_a = torch.compile(fb, backend="eager"), torch.compile(fa, backend="eager")
+    owners = {id(compiled): fb, id(compiled_a): fa}
+    for name, a, k, weights in [("example", args, kwargs, None), *_variants(args, kwargs)]:
+        got = []
+        for fn, how in ((fa, "eager"), (fb, "eager"), (compiled, "compiled"), (compiled_a, "")):
+            owner = owners.get(id(fn), fn)
+            for mname, m in modules(owner).items():
+                if mname in state:
+                    sd = state[mname]
+                    if weights is not None:
+                        sd = {n: weights(v) if v.is_floating_point() else v for n, v in sd.items()}
+                    m.load_state_dict(sd)
+            got.append((how, *_behaviour(fn, a, k)))
+        (_, ra, sa), *fixed, (_, rc, sc) = got
+        for how, rb, sb in fixed:
+            if how == "compiled" and (rb, sb) == (rc, sc):
+                continue  # what torch itself shows compiled (an assert's RuntimeError)
+            if rb != ra:
+                theirs = ra or "nothing"
+                return f"{name}, {how}: the fix raises {rb or 'nothing'}, the original {theirs}"
+            if sb != sa:
+                return f"{name}, {how}: the fix shows {sb[:2]}, the original {sa[:2]}"
+    torch._dynamo.reset()
+    return ""
+
+
 def recompiles(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     torch._dynamo.reset()
     torch._dynamo.utils.clear_compilation_metrics()
@@ -226,14 +309,24 @@ def same(actual: Any, expected: Any, depth: int = 0) -> None:
 
 class Settings:
     """torch's compiler settings as a file's import left them: a fix may be a setting
-    (``torch._dynamo.config.capture_scalar_outputs = True``), and each file is measured in its
-    own."""
+    (``torch._dynamo.config.capture_scalar_outputs = True``,
+    ``reorderable_logging_functions.add(print)``), and each file is measured in its own.
+    ``save_config`` misses a set changed in place: those are copied apart."""
 
     def __init__(self) -> None:
         self.saved = torch._dynamo.config.save_config()
+        self.sets = {
+            k: set(v)
+            for k, v in torch._dynamo.config.get_config_copy().items()
+            if isinstance(v, set)
+        }
 
     def __enter__(self) -> None:
-        torch._dynamo.config.load_config(self.saved)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch._dynamo.config.load_config(self.saved)
+            for k, v in self.sets.items():
+                setattr(torch._dynamo.config, k, set(v))
 
     def __exit__(self, *exc: object) -> None:
         pass
@@ -285,6 +378,11 @@ def main(original: str, fixed: str) -> dict[str, Any]:
         if other and res.get("equal_other", True):
             res["equal_other"], res["detail_other"] = False, other
         res.setdefault("equal_other", True)
+        with sb:
+            kept = compare_behaviour(fa, fb, args, kwargs, state)
+        if kept and res.get("behaviour_kept", True):
+            res["behaviour_kept"], res["detail_behaviour"] = False, kept
+        res.setdefault("behaviour_kept", True)
         for fn in (fa, fb):
             for name, m in modules(fn).items():
                 if name in state:

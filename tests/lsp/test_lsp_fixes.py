@@ -107,7 +107,7 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
     (verify,) = [
         a for a in await _actions(client, uri, printed) if a.command and "Verify" in a.title
     ]
-    assert verify.title.startswith("Verify, then apply: Run the output call only in eager")
+    assert verify.title.startswith("Verify, then apply: Run the logger call only in eager")
     assert verify.command is not None and not verify.is_preferred
     result = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(
@@ -120,6 +120,7 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
         "no new break",
         "outputs equal",
         "same state",
+        "same effects",
         "compiled equal",
         "no break on later calls",
         "no new recompile",
@@ -134,7 +135,8 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
 
     (preferred,) = [a for a in await _actions(client, uri, printed) if a.is_preferred]
     assert preferred.title == (
-        "Run the output call only in eager (torch.compiler.is_compiling()) (verified: equivalent)"
+        "Run the logger call only in eager (torch.compiler.is_compiling()): compiled calls "
+        "skip it (verified: equivalent)"
     )
     edit = _versioned(preferred, 1)  # for the buffer it was offered on, and no other
     text = _apply((WS / REL).read_text(), edit)
@@ -219,7 +221,7 @@ async def test_a_fix_of_a_crlf_file_keeps_its_line_endings(client: LanguageClien
     (edit,) = doc_edit.edits
     assert edit.new_text == (
         "        if not torch.compiler.is_compiling():\r\n"
-        '            print("forward ran")  # here: print\r\n'
+        '            logger.debug("forward ran")  # here: print\r\n'
     )
     (preferred,) = [a for a in await _actions(client, uri, line) if a.is_preferred]
     assert _versioned(preferred, 1).new_text == edit.new_text

@@ -51,19 +51,29 @@ def test_a_branch_assigning_one_name_becomes_torch_where_keeping_its_comment() -
     ast.parse(rw.apply(SRC))
 
 
-def test_output_calls_are_guarded_by_is_compiling_whole_statements_included() -> None:
-    for text, lines in (("print(", 1), ("logger.warning", 2), ("warnings.warn", 1)):
+def test_a_logger_call_is_guarded_and_print_and_warn_are_deferred_by_torch() -> None:
+    (rw,) = propose(_break(_line("logger.warning")), SRC, in_workspace=True)
+    assert rw.rule == "guard-output"
+    assert rw.text.splitlines()[0] == "    if not torch.compiler.is_compiling():"
+    assert (rw.start, rw.end) == (_line("logger.warning"), _line("logger.warning") + 1)
+    new = rw.apply(SRC)
+    ast.parse(new)
+    assert new.count("is_compiling") == 1
+    # print and warnings.warn still print and warn in compiled calls: torch runs them after
+    # its graph. The call stays as it was; the setting goes after the imports.
+    for text, fn in (("print(", "print"), ("warnings.warn", "warnings.warn")):
         (rw,) = propose(_break(_line(text)), SRC, in_workspace=True)
-        assert rw.rule == "guard-output"
-        assert rw.text.splitlines()[0] == "    if not torch.compiler.is_compiling():"
-        assert (rw.start, rw.end) == (_line(text), _line(text) + lines - 1)
+        assert rw.rule == "defer-output" and rw.module_wide and rw.exact
         new = rw.apply(SRC)
         ast.parse(new)
-        assert new.count("is_compiling") == 1
+        setting = f"torch._dynamo.config.reorderable_logging_functions.add({fn})\n"
+        assert new.count(setting) == 1
+        assert new.index("import torch") < new.index(setting) < new.index("def f")
+        assert SRC.splitlines()[_line(text) - 1] in new.splitlines()
 
 
 def test_lines_move_by_what_the_rewrite_adds() -> None:
-    (rw,) = propose(_break(_line("print(")), SRC, in_workspace=True)
+    (rw,) = propose(_break(_line("logger.warning")), SRC, in_workspace=True)
     assert rw.delta == 1
     assert rw.new_line(rw.start - 1) == rw.start - 1
     assert rw.new_line(rw.start) is None
@@ -73,7 +83,12 @@ def test_lines_move_by_what_the_rewrite_adds() -> None:
 
 
 def test_nothing_is_proposed_where_the_pattern_does_not_hold() -> None:
-    assert propose(_break(_line("a = 1; print(a)")), SRC, in_workspace=True) == []
+    # A statement that shares its line is not guarded (only whole lines are replaced); torch
+    # can still defer it (the setting edits no line of it).
+    shared = propose(_break(_line("a = 1; print(a)")), SRC, in_workspace=True)
+    assert [rw.rule for rw in shared] == ["defer-output"]
+    src = SRC.replace("a = 1; print(a)", "a = 1; logger.info(a)")
+    assert propose(_break(_line("a = 1; print(a)")), src, in_workspace=True) == []
     assert propose(_break(_line("if h.mean()")), SRC, in_workspace=True) == []  # two statements
     assert propose(_break(_line("h = x + 1")), SRC, in_workspace=True) == []
 
@@ -189,20 +204,42 @@ def k(h):
 """
 
 
-def test_a_tensor_assert_or_raise_becomes_an_assert_in_the_graph() -> None:
+def test_a_tensor_assert_or_raise_becomes_a_check_in_the_graph_raising_the_same() -> None:
+    """Issue 34: the check raises the original exception, type and message, from a custom op
+    the rule adds once, after the imports (``torch._assert_async`` raised RuntimeError)."""
     rw = only_rewrite(CHECKS, "assert not")
-    assert rw.rule == "assert-async" and rw.start == rw.end
     assert (
-        rw.text == "    torch._assert_async(torch.logical_not(torch.isnan(h).any()), 'NaN in h')\n"
+        rw.rule == "check-in-graph"
+        and rw.exact
+        and rw.branch == rw.end == _at(CHECKS, "assert not")
     )
-    # A message built at run time would be computed on every call: the check's code instead.
-    assert only_rewrite(CHECKS, "assert h.sum()").text.endswith(", 'assert h.sum() > 0')\n")
+    new = rw.apply(CHECKS)
+    ast.parse(new)
+    assert new.count('@torch.library.custom_op("dynamo_lens::raise_if"') == 1
+    assert 'if not hasattr(torch.ops.dynamo_lens, "raise_if"):' in new  # defined once
+    binding = "_raise_if = torch.ops.dynamo_lens.raise_if\n"
+    assert new.index("import torch") < new.index(binding) < new.index("def g(")
+    assert "    _raise_if(torch.isnan(h).any(), 'AssertionError', 'NaN in h')\n" in new
+    # Every line between the imports and the check is kept, and maps to where it went.
+    assert rw.new_line(_at(CHECKS, "def g(")) == _at(new, "def g(")
+    # A message built at run time is not one the op could give exactly.
+    assert propose(break_at(CHECKS, "assert h.sum()"), CHECKS, in_workspace=True) == []
     rw = only_rewrite(CHECKS, "if h.abs()")
-    assert rw.end == rw.start + 1  # the raise goes too
-    assert (
-        rw.text == "    torch._assert_async(torch.logical_not(h.abs().max() > 1e6), 'overflow')\n"
-    )
+    assert rw.end == _at(CHECKS, "if h.abs()") + 1  # the raise goes too
+    assert "    _raise_if(h.abs().max() > 1e6, 'ValueError', 'overflow')\n" in rw.apply(CHECKS)
+    # A file that has the op already: only the check's lines are replaced.
+    once = rw.apply(CHECKS)
+    rw2 = only_rewrite(once, "assert not")
+    assert rw2.start == rw2.end and rw2.text.startswith("    _raise_if(")
     assert propose(break_at(CHECKS, "a = 1; assert"), CHECKS, in_workspace=True) == []
+    # An exception class of the user's, a cause, two arguments: left alone.
+    for raised in ("MyError('x')", "ValueError('x') from None", "ValueError('x', 1)"):
+        src = CHECKS.replace('raise ValueError("overflow")', f"raise {raised}")
+        assert propose(break_at(src, "if h.abs()"), src, in_workspace=True) == [], raised
+
+
+def _at(src: str, text: str) -> int:
+    return next(i for i, ln in enumerate(src.splitlines(), 1) if text in ln)
 
 
 def test_not_and_or_in_a_selected_condition_become_logical_ops() -> None:
@@ -212,8 +249,57 @@ def test_not_and_or_in_a_selected_condition_become_logical_ops() -> None:
         "    cond = torch.logical_or(torch.isinf(h).any(), torch.logical_not(h.sum() > 1e4))\n"
         "    h = torch.where(cond, torch.zeros_like(h), h)  # why\n"
     )
-    # `mask is not None and ...` guards the next operand: both would be computed.
-    assert propose(break_at(CHECKS, "if mask is not None"), CHECKS, in_workspace=True) == []
+    # `mask is not None and ...` guards the next operand: it stays a Python `if` around the
+    # selection, so `mask.any()` is still computed only where there is a mask.
+    rw = only_rewrite(CHECKS, "if mask is not None")
+    assert rw.text == "    if mask is not None:\n        h = torch.where(mask.any(), h * mask, h)\n"
+
+
+FP16_GUARD = """import torch
+
+
+def layer(h):
+    if h.dtype == torch.float16 and (
+        torch.isinf(h).any() or torch.isnan(h).any()
+    ):  # fp16 overflow
+        clamp_value = torch.finfo(h.dtype).max - 1000
+        h = torch.clamp(h, min=-clamp_value, max=clamp_value)
+    return h
+
+
+def pick(h, n):
+    if h.shape[-1] == 8 and h.ndim > 1 and h.sum() > 0:
+        return h * 2
+    else:
+        return h - 1
+"""
+
+
+def test_tests_of_dtype_and_shape_stay_a_python_if_around_the_selection() -> None:
+    """Issue 34: Florence-2's and Blenderbot's fp16 clamp. ``h.dtype == torch.float16`` is a
+    Python bool while torch traces: ``logical_and`` of it and a tensor raised a TypeError on
+    the rule's own example."""
+    rw = only_rewrite(FP16_GUARD, "if h.dtype")
+    assert rw.rule == "torch-where" and (rw.start, rw.end) == (5, 9)
+    assert rw.text == (  # the comment of the test's last line goes above, kept
+        "    # fp16 overflow\n"
+        "    if h.dtype == torch.float16:\n"
+        "        clamp_value = torch.finfo(h.dtype).max - 1000\n"
+        "        cond = torch.logical_or(torch.isinf(h).any(), torch.isnan(h).any())\n"
+        "        h = torch.where(cond, torch.clamp(h, min=-clamp_value, max=clamp_value), h)\n"
+    )
+    ast.parse(rw.apply(FP16_GUARD))
+    # With the other arm: it is kept, as written, where the Python tests fail.
+    rw = only_rewrite(FP16_GUARD, "if h.shape[-1]")
+    assert rw.text == (
+        "    if h.shape[-1] == 8 and h.ndim > 1:\n"
+        "        return torch.where(h.sum() > 0, h * 2, h - 1)\n"
+        "    return h - 1\n"
+    )
+    # Only a test that opens the condition is hoisted; a tensor test first keeps `and`.
+    src = FP16_GUARD.replace("h.dtype == torch.float16 and (", "h.sum() > 0 and (")
+    rw = only_rewrite(src, "if h.sum() > 0 and")
+    assert "logical_and(h.sum() > 0" in rw.text and "if h.sum" not in rw.text
 
 
 def test_a_branch_that_returns_selects_what_is_returned() -> None:
@@ -349,3 +435,79 @@ def test_a_disabled_helper_that_only_computes_is_traced_non_strictly() -> None:
     for effect in ("global STATS", "t.add_(1)", "t.grad = None", "print(t)"):
         other = src.replace("    m = t.mean()\n", f"    {effect}\n    m = t.mean()\n")
         assert propose(break_at(other, "stats('h'"), other, in_workspace=True) == [], effect
+
+
+LONGROPE = """import torch
+from torch import nn
+
+
+class Rope(nn.Module):
+    def forward(self, x, position_ids):
+        if torch.max(position_ids) + 1 > self.original_max:  # long context
+            self.register_buffer("inv_freq", self.long_inv_freq, persistent=False)
+        else:
+            self.register_buffer("inv_freq", self.original_inv_freq, persistent=False)
+        return x * self.inv_freq
+"""
+
+
+def test_a_buffer_swap_is_one_registration_of_the_selected_table() -> None:
+    """Issue 34: Phi-4's LongRoPE. One call, its argument selected; neither table is written
+    into (``original_inv_freq`` shares its storage with the first ``inv_freq``)."""
+    rw = only_rewrite(LONGROPE, "if torch.max")
+    assert rw.rule == "select-argument" and rw.exact and rw.selects and rw.branch == rw.start
+    assert rw.text == (
+        '        self.register_buffer("inv_freq", torch.where(torch.max(position_ids) + 1 > '
+        "self.original_max, self.long_inv_freq, self.original_inv_freq), persistent=False)"
+        "  # long context\n"
+    )
+    assert "__dynamo_lens_where__(" in rw.checked and "copy_" not in rw.text
+    ast.parse(rw.apply(LONGROPE))
+    # Two arguments differ, another call, a value with a side effect: left alone.
+    for other in (
+        'self.register_buffer("freq", self.original_inv_freq, persistent=False)',
+        'self.register_buffer("inv_freq", self.original_inv_freq, persistent=True)',
+        'self.set_buffer("inv_freq", self.original_inv_freq, persistent=False)',
+        'self.register_buffer("inv_freq", self.tables.pop(), persistent=False)',
+    ):
+        src = LONGROPE.replace(
+            'self.register_buffer("inv_freq", self.original_inv_freq, persistent=False)', other
+        )
+        assert [r.rule for r in propose(break_at(src, "if torch.max"), src, True)] == [], other
+
+
+QWEN_LOG = """import logging
+
+import torch
+from torch import nn
+
+logger = logging.getLogger(__name__)
+
+
+class Attention(nn.Module):
+    def forward(self, x):
+        logger.warning_once("sdpa cannot return weights")  # fallback
+        return x * 2
+"""
+
+
+def test_a_logger_call_logs_from_inside_the_graph_through_an_op_added_once() -> None:
+    """Issue 34: GraphMend defers such calls; torch's reorderable functions do not cover a
+    logger's methods, nor an inlined module. The record keeps its logger, level and message."""
+    rws = propose(break_at(QWEN_LOG, "logger.warning_once"), QWEN_LOG, in_workspace=True)
+    assert [r.rule for r in rws] == ["guard-output", "defer-log"]  # the smaller edit first
+    rw = rws[1]
+    new = rw.apply(QWEN_LOG)
+    ast.parse(new)
+    call = "_log_in_graph(__name__, 'warning_once', 'sdpa cannot return weights')"
+    assert f"        {call}  # fallback\n" in new
+    assert new.count('@torch.library.custom_op("dynamo_lens::log"') == 1
+    assert rw.new_line(_at(QWEN_LOG, "class Attention")) == _at(new, "class Attention")
+    # A message built at run time, a logger passed in, a logger the file does not bind: left.
+    for src in (
+        QWEN_LOG.replace('"sdpa cannot return weights"', 'f"{x.shape}"'),
+        QWEN_LOG.replace("def forward(self, x):", "def forward(self, x, logger):"),
+        QWEN_LOG.replace("logger = logging.getLogger(__name__)", "logger = make_logger()"),
+    ):
+        found = propose(break_at(src, "logger.warning_once"), src, in_workspace=True)
+        assert "defer-log" not in [r.rule for r in found]

@@ -244,7 +244,7 @@ def test_an_output_whose_argument_does_more_than_compute_is_not_guarded() -> Non
         assert propose(break_at(src, "print("), src, in_workspace=True) == [], arg
     src = base.replace("ARG", "f'{x.shape} {x.sum().item()} {len(x)}'")
     (rw,) = propose(break_at(src, "print("), src, in_workspace=True)
-    assert rw.rule == "guard-output" and rw.branch == 0
+    assert rw.rule == "defer-output" and rw.branch == 0
 
 
 def test_the_probe_wraps_only_the_branchs_test_and_keeps_every_line() -> None:
@@ -285,13 +285,14 @@ def test_what_the_hostile_review_found_is_refused() -> None:
 
 def test_a_guard_keeps_a_strings_own_lines_and_a_selection_keeps_the_branchs_comments() -> None:
     src = (
-        'import torch\n\n\ndef f(h):\n    print("""report:\n  total=%s""" % h.shape)\n'
+        "import logging\n\nimport torch\n\n\ndef f(h):\n"
+        '    logging.info("""report:\n  total=%s""" % h.shape)\n'
         "    return h\n"
     )
-    (rw,) = propose(break_at(src, "print("), src, in_workspace=True)
+    (rw,) = propose(break_at(src, "logging.info("), src, in_workspace=True)
     assert rw.text == (
         "    if not torch.compiler.is_compiling():\n"
-        '        print("""report:\n  total=%s""" % h.shape)\n'
+        '        logging.info("""report:\n  total=%s""" % h.shape)\n'
     )
     src = ARMS.replace(
         "        h = ARM\n", "        # TODO(alice): keep\n        h = h * 2  # see #123\n"

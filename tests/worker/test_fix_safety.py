@@ -273,7 +273,7 @@ def test_a_concurrent_edit_survives_and_the_rewrite_lands_on_the_right_line(ws: 
     cfg, _ = load(ws, {"checks": ["breaks"]})
     edits = [
         lambda t: "# a line the user added\n" + t,
-        lambda t: t.replace('print("forward ran")', 'print("forward ran!")'),
+        lambda t: t.replace('logger.debug("forward ran")', 'logger.debug("forward ran!")'),
     ]
     with Engine(ws, cfg) as engine:
         verify = engine.verify_rewrite
@@ -288,7 +288,7 @@ def test_a_concurrent_edit_survives_and_the_rewrite_lands_on_the_right_line(ws: 
     text = path.read_text()
     assert text.startswith("# a line the user added\n")
     assert "        h = self.fc(x)\n" in text  # not deleted by a rewrite of a stale line
-    assert '            print("forward ran!")' in text  # the edit kept, and then guarded
+    assert '            logger.debug("forward ran!")' in text  # the edit kept, and then guarded
     assert text.count("is_compiling()") == 1 and text.count("torch.where(") == 1
     assert [f.rewrite.rule for f in done.applied if f.rewrite] == ["torch-where", "guard-output"]
     assert not done.errors

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, check_json, run_cli
+from conftest import FIXTURES, run_cli
 from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
 from dynamo_lens.findings import Finding, Kind, Severity
@@ -236,21 +236,22 @@ def test_a_transformers_training_step_reports_torchs_library_break(tmp_path: Pat
     assert any("modeling_gpt2.py" in fr.path for fr in f.stack)
 
 
-def test_the_transformers_logger_break_gets_a_verified_setting_in_the_users_file(
+def test_the_transformers_logger_break_is_not_silenced_where_the_warning_shows(
     tmp_path: Path,
 ) -> None:
-    """Issue 18: a break inside transformers (``logger.warning_once``) is fixed on the user's
-    side, verified by torch, and transformers' files are left as they were."""
+    """Issue 34 (it was issue 18's verified fix): the break inside transformers
+    (``logger.warning_once``) has a setting in the user's file that makes torch drop the call.
+    The compiled original still logs the warning, so dropping it changes what the user sees:
+    not verified, nothing written, and the reason names the lost record. Transformers' files
+    are left as they were."""
     pytest.importorskip("transformers")
     (tmp_path / "example.py").write_text(GPT2_EXAMPLE)
     (tmp_path / "pyproject.toml").write_text('[tool.dynamo-lens]\nbackend = "eager"\n')
     rc, out, err = run_cli("fix", "example.py", "--apply", "--format", "json", cwd=tmp_path)
     assert rc == 0, err
     doc = json.loads(out)
-    assert doc["fixes"] == [], doc  # with --apply: what was not applied
-    (fix,) = doc["applied"]
-    assert fix["rule"] == "ignore-logger" and fix["verified"], fix
-    fixed = (tmp_path / "example.py").read_text()
-    assert "ignore_logger_methods.add(logging.Logger.warning_once)" in fixed
-    _, after, _ = check_json("example.py", "--checks", "breaks", cwd=tmp_path)
-    assert [f for f in after["findings"] if f["kind"] == "graph_break"] == []
+    assert doc["applied"] == [], doc
+    (fix,) = doc["fixes"]
+    assert fix["rule"] == "ignore-logger" and not fix["verified"], fix
+    assert "compiled equal failed" in fix["why"] and "log records" in fix["why"], fix["why"]
+    assert (tmp_path / "example.py").read_text() == GPT2_EXAMPLE

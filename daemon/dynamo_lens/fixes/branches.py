@@ -1,6 +1,5 @@
-"""Rules for a Python branch on a tensor's value (torch must ask the tensor for a bool: a break):
-the branch becomes a selection (``torch.where``) or a check inside the graph
-(``torch._assert_async``). Torch-free."""
+"""The rule for a Python branch on a tensor's value (torch must ask the tensor for a bool: a
+break): the branch becomes a selection (``torch.where``). Torch-free."""
 
 from __future__ import annotations
 
@@ -21,9 +20,9 @@ from .rewrite import (
     following,
     fresh_name,
     indent_and_comment,
+    indent_step,
     single_assign,
     single_return,
-    whole_lines,
 )
 
 # Calls that answer with a Python bool, never a tensor: torch.where cannot select on them.
@@ -79,6 +78,70 @@ def tensor_condition(source: str, expr: ast.expr) -> str | None:
             out = f"{fn}({out}, {part})"
         return out
     return ast.get_source_segment(source, expr)
+
+
+# What a tensor tells while torch traces it, without its values: its dtype, shape, device,
+# whether its module trains. A test of these is a Python bool then, not a graph break.
+_STATIC_ATTRS = {
+    "dtype",
+    "shape",
+    "ndim",
+    "device",
+    "is_cuda",
+    "training",
+    "requires_grad",
+    "layout",
+    "is_sparse",
+}
+_STATIC_METHODS = {"dim", "size", "numel", "is_floating_point", "is_complex", "is_contiguous"}
+_STATIC_CALLS = {"len", "isinstance", "hasattr", "callable"}
+
+
+def _static(expr: ast.expr) -> bool:
+    """Whether ``expr`` is a Python value while torch traces: a test of a tensor's dtype or
+    shape (``h.dtype == torch.float16``), ``is None``, a constant, ``torch.<name>``. Reads no
+    tensor's values and has no side effect."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Compare):
+        if any(isinstance(o, (ast.Is, ast.IsNot)) for o in expr.ops) and any(
+            isinstance(c, ast.Constant) and c.value is None for c in [expr.left, *expr.comparators]
+        ):
+            return True  # ``m is not None``: whatever ``m`` is
+        return all(_static(e) for e in [expr.left, *expr.comparators])
+    if isinstance(expr, ast.BoolOp):
+        return all(_static(v) for v in expr.values)
+    if isinstance(expr, ast.UnaryOp):
+        return _static(expr.operand)
+    if isinstance(expr, ast.Attribute):
+        root: ast.expr = expr
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return expr.attr in _STATIC_ATTRS or (isinstance(root, ast.Name) and root.id == "torch")
+    if isinstance(expr, ast.Subscript):  # h.shape[-1]
+        return _static(expr.value) and _static(expr.slice)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Name):
+            return func.id in _STATIC_CALLS
+        return isinstance(func, ast.Attribute) and func.attr in _STATIC_METHODS
+    return False
+
+
+def split_static(test: ast.expr) -> tuple[list[ast.expr], ast.expr]:
+    """``test`` as the Python-valued tests it opens with (``h.dtype == torch.float16 and
+    (...)``) and the tensor test that follows: ``if s and t: x = a`` is ``if s: x =
+    torch.where(t, a, x)``, ``t`` still computed only where ``s`` holds (``m is not None and
+    m.any()``)."""
+    if not isinstance(test, ast.BoolOp) or not isinstance(test.op, ast.And):
+        return [], test
+    n = 0
+    while n < len(test.values) - 1 and _static(test.values[n]):
+        n += 1
+    if n == 0:
+        return [], test
+    rest = test.values[n:]
+    return test.values[:n], rest[0] if len(rest) == 1 else ast.BoolOp(ast.And(), rest)
 
 
 def _one_loop(comp: ast.expr) -> ast.comprehension | None:
@@ -199,10 +262,13 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
     if mapped is None and any(isinstance(a, (*_CONTAINERS, ast.Constant)) for a in arms):
         return None  # a Python value, not a tensor: torch.where would change its type
     computed = [*arms, *(h.value for h in helpers if isinstance(h, ast.Assign))]
+    # Tests of a dtype or shape that open the condition stay a Python ``if`` around the
+    # selection (split_static); the tensor test after them is what is selected on.
+    static, test = split_static(node.test)
     # ``a and b`` becomes ``logical_and(a, b)``: ``b`` is evaluated where the original's
     # ``and`` stopped at ``a`` (``(i < n).all() and (t[i] > 0).any()``).
-    if isinstance(node.test, ast.BoolOp):
-        computed += node.test.values[1:]
+    if isinstance(test, ast.BoolOp):
+        computed += test.values[1:]
     modules = imported_modules(tree)
     if side_effect(computed, local_pure=pure_functions(tree), modules=modules) or may_raise(
         computed
@@ -210,10 +276,15 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
         return None
     if any(unsafe_gradients(h) for h in helpers):
         return None
-    cond = tensor_condition(source, node.test)
+    cond = tensor_condition(source, test)
     indent, comment = indent_and_comment(source, node, node.test)
     if cond is None or "\n" in cond:
         return None
+    wrap = _static_wrap(source, static, indent, comment, name if then is not None else None, after)
+    if wrap is None:
+        return None
+    if static:
+        indent, comment = indent + indent_step(indent), ""
     text = "".join(f"{indent}{ast.get_source_segment(source, h)}\n" for h in helpers)
     needs_flag = any(unsafe_gradients(a) for a in arms)
     if then is not None and mapped is not None:
@@ -227,7 +298,7 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
             return None
         text += f"{indent}{flag} = {cond}{comment}\n"
         text += f"{indent}{name} = [{SELECT}({flag}, {safe_elt}, {v}) for {v} in {name}]\n"
-        return _where_rewrite(path, node.lineno, end, text)
+        return _where_rewrite(path, node.lineno, end, wrap[0] + text + wrap[1])
     flag = fresh_name(tree, "cond")
     val = _through_where(source, value, flag, taken=True)
     alt = name if after is None and then is not None else None
@@ -240,7 +311,37 @@ def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rew
         text += f"{indent}{flag} = {cond}\n"  # the condition named on a line of its own
         line = f"{indent}{head}{SELECT}({flag}, {val}, {alt})"
     text += f"{line}{comment}\n"
-    return _where_rewrite(path, node.lineno, end, text)
+    return _where_rewrite(path, node.lineno, end, wrap[0] + text + wrap[1])
+
+
+def _static_wrap(
+    source: str,
+    static: list[ast.expr],
+    indent: str,
+    comment: str,
+    name: str | None,
+    after: ast.expr | None,
+) -> tuple[str, str] | None:
+    """What goes before and after the selection where the condition opens with Python tests
+    (``split_static``): ``if <those>:`` and, where the original had another arm, that arm as
+    the original wrote it (``else: x = b``, or the ``return b`` that followed)."""
+    if not static:
+        return "", ""
+    parts = [ast.get_source_segment(source, v) for v in static]
+    if any(p is None or "\n" in p for p in parts):
+        return None
+    said = " and ".join(
+        f"({p})" if isinstance(v, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) else str(p)
+        for p, v in zip(parts, static, strict=True)
+    )
+    other = "" if after is None else ast.get_source_segment(source, after)
+    if other is None or "\n" in other:
+        return None
+    step = indent + indent_step(indent)
+    tail = ""
+    if after is not None:
+        tail = f"{indent}else:\n{step}{name} = {other}\n" if name else f"{indent}return {other}\n"
+    return f"{indent}if {said}:{comment}\n", tail
 
 
 def _through_where(source: str, expr: ast.expr, flag: str, *, taken: bool) -> str | None:
@@ -323,52 +424,3 @@ def _helpers(source: str, tree: ast.Module, node: ast.If) -> list[ast.stmt]:
             break
         out.append(s)
     return out
-
-
-def _message(node: ast.expr | None, default: str) -> str:
-    """A check's message: the string the code gave, or ``default`` (the code, as text). A
-    message built at run time (an f-string of a shape) would be computed on every call."""
-    if isinstance(node, ast.Call) and node.args:
-        node = node.args[0]
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return default
-
-
-def assert_async(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
-    """``assert c, msg`` and ``if c: raise E(msg)`` on a tensor become
-    ``torch._assert_async(<c as a tensor>, msg)``: the check stays, inside the graph."""
-    if isinstance(node, ast.Assert):
-        cond = tensor_condition(source, node.test)
-        msg = _message(node.msg, f"assert {ast.get_source_segment(source, node.test)}")
-        last: ast.stmt = node
-    elif (
-        isinstance(node, ast.If)
-        and not node.orelse
-        and len(node.body) == 1
-        and isinstance(node.body[0], ast.Raise)
-        and node.body[0].exc is not None
-    ):
-        inner = tensor_condition(source, node.test)
-        cond = None if inner is None else f"torch.logical_not({inner})"
-        raised = node.body[0].exc
-        msg = _message(raised, ast.get_source_segment(source, raised) or "check failed")
-        last = node.body[0]
-    else:
-        return None
-    if cond is None or "\n" in cond or not whole_lines(source, node, last):
-        return None
-    indent, comment = indent_and_comment(source, node, node.test)
-    if isinstance(node, ast.Assert) and node.msg is not None:
-        _, comment = indent_and_comment(source, node, node.msg)
-    return Rewrite(
-        "assert-async",
-        "Check with torch._assert_async inside the graph (a failed check raises RuntimeError; "
-        "on CUDA it is a device-side assert)",
-        path,
-        node.lineno,
-        last.end_lineno or last.lineno,
-        f"{indent}torch._assert_async({cond}, {msg!r}){comment}\n",
-        exact=True,
-        branch=node.lineno,
-    )

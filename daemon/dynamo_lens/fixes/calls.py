@@ -1,5 +1,5 @@
-"""Rules for calls torch runs eagerly, breaking the graph around them: output (``print``, a
-logger, ``warnings.warn``) kept to eager with ``is_compiling()``, and a ``@torch.compiler.disable``d
+"""Rules for calls torch runs eagerly, breaking the graph around them: a logger call kept to
+eager with ``is_compiling()`` (where that hides nothing), and a ``@torch.compiler.disable``d
 helper that only computes traced non-strictly. Torch-free."""
 
 from __future__ import annotations
@@ -67,17 +67,47 @@ def _computed(node: ast.stmt) -> list[ast.expr]:
     return [*node.value.args, *(k.value for k in node.value.keywords)]
 
 
+def output_only(node: ast.stmt, tree: ast.Module) -> bool:
+    """Whether ``node`` only outputs: an output call, or an ``if`` that only outputs, whose
+    arguments and tests only compute (``print(self.calls.add_(1))`` counts: a rewrite that skips
+    or defers it would move that)."""
+    return (
+        _only_output(node)
+        and side_effect(_computed(node), local_pure=pure_functions(tree), strict=True) is None
+    )
+
+
+def deferrable(node: ast.stmt, tree: ast.Module) -> list[str]:
+    """The functions torch can defer until after its graph (``print``, ``warnings.warn``) that
+    ``node`` calls, where it only outputs with those: empty where it calls anything else (a
+    logger's bound method is not one torch defers)."""
+    if not output_only(node, tree):
+        return []
+    names = [
+        ast.unparse(s.value.func)
+        for s in ast.walk(node)
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+    ]
+    if not all(n in ("print", "warnings.warn") for n in names):
+        return []
+    return list(dict.fromkeys(names))
+
+
 def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
-    if not _only_output(node) or not whole_lines(source, node, node):
-        return None
+    """A logger call (or an ``if`` that only outputs, with one) run only in eager. Compiled
+    calls then skip it: verified only where that shows nothing (a ``debug`` record under a
+    ``WARNING`` level), as verification compares log records. Output torch can defer is
+    ``defer-output``'s."""
     # Compiled calls skip the whole statement: an argument that does more than compute a value
     # (``print(self.calls.add_(1))``) would stop happening.
-    if side_effect(_computed(node), local_pure=pure_functions(tree), strict=True) is not None:
+    if not output_only(node, tree) or deferrable(node, tree):
+        return None
+    if not whole_lines(source, node, node):
         return None
     text = eager_only(source, node)
     return Rewrite(
         "guard-output",
-        "Run the output call only in eager (torch.compiler.is_compiling())",
+        "Run the logger call only in eager (torch.compiler.is_compiling()): compiled calls skip it",
         path,
         node.lineno,
         node.end_lineno or node.lineno,

@@ -4,9 +4,18 @@ versions and decides (worker/verify.py).
 
 Each rule matches one code pattern at the break's line, whatever torch's wording:
 
-- ``guard-output``: a ``print``, a logger call or ``warnings.warn`` as a statement (or an
-  ``if`` that only outputs) runs only in eager, under ``if not torch.compiler.is_compiling():``.
-  Exact: no tensor value changes.
+- ``defer-output``: ``print`` and ``warnings.warn`` as statements (or an ``if`` that only
+  outputs with them) are deferred by torch until after its graph
+  (``reorderable_logging_functions``, set after the imports): they still print and warn, with the
+  values they had. Torch does it in the frame it compiles only (it drops them in a frame it
+  inlines, which verification sees).
+- ``defer-log``: ``logger.warning("msg")`` (a logger the file binds at its top level, a
+  literal message) becomes a call of ``_log_in_graph``, a custom op the rule adds after the
+  imports: the same record, to the same logger, where the graph runs, in an inlined module too.
+- ``guard-output``: a logger call as a statement (or an ``if`` that only outputs, with one)
+  runs only in eager, under ``if not torch.compiler.is_compiling():``. Compiled calls skip it:
+  verified only where that hides nothing (a record below the logger's level), as verification
+  compares what is printed, logged and warned.
 - ``guard-host``: a timer, a timestamp or a dump to disk (``time.perf_counter()``,
   ``datetime.now()``, ``torch.save``) as a plain statement, with every statement that reads
   what it binds, runs only in eager. Exact in value; compiled calls skip them, as the title says.
@@ -20,9 +29,16 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   recompile, which verification measures. In the condition, ``any``/``all`` over tensor tests
   become ``torch.stack([...]).any()``, and ``torch.equal(a, b)`` a shape test (static while
   tracing) and an element test; ``xs = [f(v) for v in xs]`` selects element by element.
-- ``assert-async``: ``assert <tensor condition>`` and ``if <tensor condition>: raise E(msg)``
-  become ``torch._assert_async``: the check stays, inside the graph. Exact in value; a failed
-  check raises ``RuntimeError`` instead (on CUDA, a device-side assert), as the title says.
+- ``select-argument``: ``if <tensor condition>: f(..., a, ...)`` ``else: f(..., b, ...)``, the
+  same call but for one argument (LongRoPE's ``register_buffer("inv_freq", <long or original
+  table>)``), becomes one call with ``torch.where(<condition>, a, b)`` as that argument: the
+  call happens once, as before, and neither table is written into. Exact in value.
+- ``check-in-graph``: ``assert <tensor condition>, "msg"`` and ``if <tensor condition>: raise
+  ValueError("msg")`` (a built-in exception, a literal message) become a call of ``_raise_if``,
+  a custom op the rule adds after the file's imports: torch keeps it in the graph without
+  tracing into it, and it raises the original exception, type and message, where the check
+  fails, on the real values. Exact. (``torch._assert_async`` would raise ``RuntimeError``: a
+  caller's ``except ValueError`` would stop catching it.)
 
 - ``nonstrict-trace``: the call of a helper of the same file that ``@torch.compiler.disable``
   keeps out of the graph, where the helper only computes (no side effect non-strict tracing
@@ -35,8 +51,9 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
 - ``ignore-logger``: a break torch reports inside a library's logger call (transformers'
   ``logger.warning_once``) gets, in the user's file, the documented escape hatch after its
   imports: ``torch._dynamo.config.ignore_logger_methods.add(logging.Logger.<method>)``. Torch
-  then drops those calls while compiling. Exact: no tensor value changes. A torch without the
-  setting fails verification, so the rewrite is not offered there.
+  then drops those calls while compiling: verified only where they emit nothing the user would
+  see (a level below the logger's). A torch without the setting fails verification, so the
+  rewrite is not offered there.
 
 - ``torch-setting``: any other ``torch._dynamo.config.<name> = True`` torch's own hint names
   for a break or a recompile (``allow_unspec_int_on_nn_module`` for a module's int attribute it
@@ -63,8 +80,10 @@ import ast
 from typing import Any
 
 from ..findings import Finding, Kind
-from .branches import assert_async, torch_where
+from .branches import torch_where
 from .calls import guard_output, nonstrict_trace
+from .checks import check_in_graph
+from .deferred import defer_log
 from .dynamic import mark_dynamic
 from .effects import drop_graph_break, guard_host_effect, tensor_index
 from .loops import loop_exit
@@ -77,18 +96,24 @@ from .rewrite import (
     statement_at,
     with_comments,
 )
-from .settings import capture_setting, ignore_logger, torch_setting
+from .settings import capture_setting, defer_output, ignore_logger, torch_setting
+from .swaps import select_argument
 
 __all__ = ["FIXABLE", "RECOMPILE_SITE", "Rewrite", "applicable", "claim", "propose", "site_key"]
 
 # Rules that read the statement at the break's line.
 RULES = (
+    defer_output,
+    # The guard first: two lines, where skipping the call hides nothing (a record below the
+    # logger's level); else the op, which keeps the record.
     guard_output,
+    defer_log,
     guard_host_effect,
     drop_graph_break,
     tensor_index,
     torch_where,
-    assert_async,
+    select_argument,
+    check_in_graph,
     nonstrict_trace,
     loop_exit,
 )

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from ..findings import Kind
 
-_MODULE_WIDE = {"ignore-logger", "capture-setting", "torch-setting"}
+_MODULE_WIDE = {"ignore-logger", "capture-setting", "torch-setting", "defer-output"}
 # Rules whose rewrite evaluates what the original skipped (both arms of a selection, the
 # iterations after a loop's exit): equal outputs show only the paths the inputs took.
-_SELECTING = {"torch-where", "loop-exit"}
+_SELECTING = {"torch-where", "loop-exit", "select-argument"}
 
 # The rules write their own selections with this marker, spelled out twice: ``torch.where`` in
 # the text that is written, ``__dynamo_lens_where__`` in the text whose selections verification
@@ -155,8 +155,13 @@ class Rewrite:
 
 
 def imports_torch(tree: ast.Module) -> bool:
+    return imports(tree, "torch")
+
+
+def imports(tree: ast.Module, module: str) -> bool:
+    """Whether the file imports ``module`` under its own name, at its top level."""
     return any(
-        isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None for a in n.names)
+        isinstance(n, ast.Import) and any(a.name == module and a.asname is None for a in n.names)
         for n in tree.body
     )
 

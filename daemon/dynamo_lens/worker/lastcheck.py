@@ -44,8 +44,7 @@ def _digest(path: str) -> str:
 
 def _context(call: Call) -> str:
     h = hashlib.sha1()
-    for _module, data in settings.save():
-        h.update(data)
+    h.update(settings.fingerprint())
     h.update(describe_call(call).encode())
     return h.hexdigest()
 

@@ -19,9 +19,13 @@ verified only when torch shows all of these:
 - ``same state``: after each of those calls, the weights, buffers, plain attributes, optimizers
   and torch's random generator hold what the original's left (no side effect moved, no extra
   random draw);
+- ``same effects``: on each of those inputs, the rewrite prints, logs and warns what the
+  original does, in eager, and where the original raised, the compiled rewrite raises the same
+  exception (type and message) too (effects.py);
 - ``compiled equal``: the compiled rewrite agrees with the original in eager, within tolerance,
-  in its outputs, gradients and the buffers and attributes it leaves (a print's side effect that
-  a guard now skips), on the example and on the inputs that take each path;
+  in its outputs, gradients, the buffers and attributes it leaves, and what it prints, logs and
+  warns (a print or a warning a guard now skips), on the example and on the inputs that take
+  each path;
 - ``no break on later calls``: over the same calls as below, torch breaks neither at the site
   again nor anywhere the original did not (a rewrite can make a recompile break);
 - ``no new recompile``: over the same calls (the first again, one with fresh values, each
@@ -50,6 +54,7 @@ from ..fixes.catalogue import RECOMPILE_SITE, Rewrite, claim
 from ..texts.locate import Workspace
 from . import lastcheck, modelstate, recompiles, selections, torchcompat
 from .breaks import anchor_of, collect_sites, find_breaks, to_finding
+from .effects import Effects, observing
 from .equivalence import compare, forward_and_grads, trains
 from .fingerprint import attribute_of, fingerprint
 from .fingerprint import changed as fingerprints_differ
@@ -61,6 +66,7 @@ from .verifyruns import (
     clone,
     cover,
     differences,
+    raises_compiled,
     run_eager,
     state_differences,
     without,
@@ -127,6 +133,7 @@ def _at_site(f: Finding, site: tuple[str, int, str], rewrite: Rewrite) -> bool:
 @dataclass
 class _Series:
     outs: list[tuple[Any, dict[str, torch.Tensor]]]  # each call's outputs and gradients
+    effects: list[Effects]  # what each call printed, logged and warned
     state: dict[str, Any]  # buffers and plain attributes after the first call
     coarse: dict[str, str]  # its fingerprint without floating values
     recompiles: int  # frames torch compiled again
@@ -158,6 +165,7 @@ def _compiled_series(
     torchcompat.clear_compilation_metrics()
     compiled = torch.compile(t.fn, backend=backend)
     outs: list[tuple[Any, dict[str, torch.Tensor]]] = []
+    effects: list[Effects] = []
     state: dict[str, Any] = {}
     coarse: dict[str, str] = {}
     with GraphBreakLog() as cap:
@@ -166,7 +174,9 @@ def _compiled_series(
                 modelstate.load(t.fn, start)
             torch.manual_seed(seed)
             given = clone(call)
-            outs.append(forward_and_grads(compiled, given, grads, params_of=t.fn))
+            with observing() as seen_effects:
+                outs.append(forward_and_grads(compiled, given, grads, params_of=t.fn))
+            effects.append(seen_effects)
             if not state:
                 state = modelstate.save(t.fn, parameters=False)
                 coarse = fingerprint(t.fn, given, values=False)
@@ -176,7 +186,7 @@ def _compiled_series(
     )
     found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
     torch._dynamo.reset()
-    return _Series(outs, state, coarse, sum(n - 1 for n in seen.values()), found)
+    return _Series(outs, effects, state, coarse, sum(n - 1 for n in seen.values()), found)
 
 
 def _recompile_gone(
@@ -397,13 +407,22 @@ def verify(
         inputs = "; ".join(r.how for r in originals)
         if not v.add("outputs equal", not diffs, diffs[0] if diffs else f"{how}: {inputs}"):
             return v
-        noise = _noise(original, grads)
+        noise = _Noise(original, grads)
         left = [
             d
             for r1, r0 in zip(runs, originals, strict=True)
             for d in state_differences(r1, r0, noise)
         ]
         if not v.add("same state", not left, left[0] if left else ""):
+            return v
+        shown = [
+            d
+            for r1, r0 in zip(runs, originals, strict=True)
+            for d in _effects_differ(r1.effects, r0, r0.how, noise)
+        ]
+        raising = [r for r in extra if r.raised and r.compiled]
+        shown += raises_compiled(fixed, original, raising, backend, grads, state)
+        if not v.add("same effects", not shown, shown[0] if shown else ""):
             return v
         paths = [r for r in extra if not r.raised and r.compiled]
         series = [*series, *((r.call, r.start, r.seed) for r in paths)]
@@ -442,21 +461,46 @@ def verify(
     return v
 
 
-def _noise(original: Target, grads: bool) -> Callable[[Run], set[str]]:
+class _Noise:
     """What differs between two eager runs of the original from the same state and seed (a
-    timer's reading kept in an attribute): no difference a rewrite could be blamed for. Run
-    only when asked, once per input."""
-    known: dict[int, set[str]] = {}
+    timer's reading kept in an attribute, a printed timing): no difference a rewrite could be
+    blamed for. Run only when asked, once per input."""
 
-    def of(r: Run) -> set[str]:
-        if id(r) not in known:
+    def __init__(self, original: Target, grads: bool) -> None:
+        self._original, self._grads = original, grads
+        self._known: dict[int, tuple[set[str], set[str]]] = {}
+
+    def _of(self, r: Run) -> tuple[set[str], set[str]]:
+        if id(r) not in self._known:
             again = run_eager(
-                original, r.call, r.how, grads, r.start or {}, may_raise=True, seed=r.seed
+                self._original,
+                r.call,
+                r.how,
+                self._grads,
+                r.start or {},
+                may_raise=True,
+                seed=r.seed,
             )
-            known[id(r)] = set(fingerprints_differ(again.state, r.state))
-        return known[id(r)]
+            self._known[id(r)] = (
+                set(fingerprints_differ(again.state, r.state)),
+                r.effects.unstable(again.effects),
+            )
+        return self._known[id(r)]
 
-    return of
+    def __call__(self, r: Run) -> set[str]:
+        """The state (``fingerprint``'s names) that differs from run to run."""
+        return self._of(r)[0]
+
+    def channels(self, r: Run) -> set[str]:
+        """The effects' channels (``Effects.channels``) that differ from run to run."""
+        return self._of(r)[1]
+
+
+def _effects_differ(mine: Effects, r: Run, how: str, noise: _Noise) -> list[str]:
+    """``mine`` against the original's run ``r``; a channel whose records differ between two
+    runs of the original is compared on its count only."""
+    diffs = mine.differences(r.effects, how)
+    return mine.differences(r.effects, how, noise.channels(r)) if diffs else []
 
 
 def _compiled_differences(
@@ -464,7 +508,7 @@ def _compiled_differences(
     first: Run,
     extra: list[Run],
     grads: bool,
-    noise: Callable[[Run], set[str]],
+    noise: _Noise,
     rewrite: Rewrite,
 ) -> list[str]:
     """The compiled rewrite against the original in eager, within tolerance: the first call's
@@ -491,9 +535,14 @@ def _compiled_differences(
     ]
     if moved:
         out.append(f"state: the compiled rewrite leaves other state in {', '.join(moved[:3])}")
-    for (out_c, g_c), r in zip(s.outs[len(s.outs) - len(extra) :], extra, strict=True):
+    # What the compiled call printed, logged and warned: a print a guard skips, a warning a
+    # setting drops, is what the user no longer sees.
+    out += _effects_differ(s.effects[0], first, "compiled, the example", noise)
+    tail = len(s.outs) - len(extra)
+    for (out_c, g_c), eff, r in zip(s.outs[tail:], s.effects[tail:], extra, strict=True):
         d2 = compare(out_c, r.out, rtol=None, atol=None, grad=False, label="output")
         if grads:
             d2 += compare(g_c, r.grads, rtol=None, atol=None, grad=True, label="grad")
         out += [f"{r.how}: {d.where}: {d.detail}" for d in d2]
+        out += _effects_differ(eff, r, f"compiled, {r.how}", noise)
     return out

@@ -1,6 +1,7 @@
 """Verification's eager runs: the original and the rewrite called on the same inputs from the
 same state and seed, and compared on everything a caller can observe: outputs and gradients
-(bitwise for an exact rewrite), whether it raised, and the state it left (weights, buffers, plain
+(bitwise for an exact rewrite), whether it raised and what (type and message), what it printed,
+logged and warned (effects.py), and the state it left (weights, buffers, plain
 attributes, optimizers, torch's random generator). The inputs are the example's and, for a
 rewrite that removed a branch, inputs that take each of its paths (branchpaths.py)."""
 
@@ -19,6 +20,7 @@ from ..fixes.probe import probed
 from ..texts.errors import safe_str
 from ..texts.locate import Workspace
 from . import branchpaths, modelstate
+from .effects import Effects, observing
 from .equivalence import compare, forward_and_grads
 from .fingerprint import changed as fingerprints_differ
 from .fingerprint import fingerprint
@@ -47,6 +49,7 @@ class Run:
     out: Any = None
     grads: dict[str, torch.Tensor] = field(default_factory=dict)
     raised: str = ""  # the exception, in words, where it raised
+    effects: Effects = field(default_factory=Effects)  # what it printed, logged and warned
     state: dict[str, str] = field(default_factory=dict)  # fingerprint.fingerprint after it
     # With ``keep``: the buffers and attributes it left, and its fingerprint without floating
     # values (what a compiled run is compared on, the floats within tolerance).
@@ -77,17 +80,23 @@ def run_eager(
     r = Run(call, how, state, seed)
     given = clone(call)
     try:
-        r.out, r.grads = forward_and_grads(eager_of(t.fn), given, grads, t.fn)
+        with observing() as r.effects:
+            r.out, r.grads = forward_and_grads(eager_of(t.fn), given, grads, t.fn)
         r.traits = _traits(r.out, given, t.fn)
     except Exception as exc:
         if not may_raise:
             raise
-        r.raised = f"{type(exc).__name__}: {safe_str(exc)[:120]}"
+        r.raised = said(exc)
     r.state = fingerprint(t.fn, given)
     if keep:
         r.buffers = modelstate.save(t.fn, parameters=False)
         r.coarse = fingerprint(t.fn, given, values=False)
     return r
+
+
+def said(exc: BaseException) -> str:
+    """An exception as a caller tells it apart: its type and message."""
+    return f"{type(exc).__name__}: {safe_str(exc)[:120]}"
 
 
 def _traits(out: Any, given: Call, fn: Any) -> list[tuple[bool, str]]:
@@ -114,10 +123,17 @@ def _storage(t: torch.Tensor) -> int:
 
 
 def differences(fixed: Run, original: Run, *, exact: bool, grads: bool) -> list[str]:
-    """What a caller could tell apart between the two runs, in words."""
+    """What a caller could tell apart between the two runs, in words (what they printed,
+    logged and warned: ``Effects.differences``, compared apart for runs that differ from
+    themselves)."""
     if fixed.raised or original.raised:
-        if bool(fixed.raised) == bool(original.raised):
+        if fixed.raised == original.raised:
             return []
+        if fixed.raised and original.raised:
+            # An ``except ValueError`` of the caller's stops catching a RuntimeError.
+            return [
+                f"{fixed.how}: the rewrite raises {fixed.raised}, the original {original.raised}"
+            ]
         return [
             f"{fixed.how}: the rewrite raises {fixed.raised}"
             if fixed.raised
@@ -213,3 +229,57 @@ def cover(
             forward_and_grads(eager_of(t.fn), clone(call), False, t.fn)
 
         return branchpaths.cover(run, calls, probe, state, loop=loop, thorough=thorough)
+
+
+def raises_compiled(
+    fixed: Target,
+    original: Target,
+    runs: list[Run],
+    backend: Any,
+    grads: bool,
+    state: dict[str, Any],
+) -> list[str]:
+    """The compiled rewrite on the inputs on which the original raised in eager (a check that
+    failed): it must raise the same exception, type and message (a caller's ``except
+    ValueError`` stops catching a ``RuntimeError``), after the same prints, logs and warnings.
+    Where it does not, the compiled original is asked: what torch itself changes is not the
+    rewrite's doing."""
+    out = []
+    for r in runs:
+        raised, eff = _compiled_raise(fixed, r, backend, grads, state)
+        if raised != r.raised:
+            theirs, _ = _compiled_raise(original, r, backend, grads, state)
+            if raised != theirs:
+                did = f"raises {raised}" if raised else "returns"
+                out.append(
+                    f"compiled, {r.how}: the rewrite {did} where the original raises {r.raised}"
+                )
+        else:
+            out += eff.differences(r.effects, f"compiled, {r.how}")
+    return out
+
+
+def _compiled_raise(
+    t: Target, r: Run, backend: Any, grads: bool, state: dict[str, Any]
+) -> tuple[str, Effects]:
+    """What the compiled ``t`` raised on ``r``'s input; where it trains, in inference too (an
+    inference graph may keep what a training graph drops, or not: torch 2.8 drops an op with
+    an effect and no output there)."""
+    said_by_mode = []
+    for mode in dict.fromkeys((grads, False)):
+        torch._dynamo.reset()
+        modelstate.load(t.fn, r.start or state)
+        torch.manual_seed(r.seed)
+        raised = ""
+        try:
+            with observing() as eff:
+                compiled = torch.compile(t.fn, backend=backend)
+                forward_and_grads(compiled, clone(r.call), mode, t.fn)
+        except Exception as exc:
+            raised = said(exc)
+        finally:
+            torch._dynamo.reset()
+        said_by_mode.append(raised)
+        if raised != r.raised:
+            break
+    return said_by_mode[-1], eff

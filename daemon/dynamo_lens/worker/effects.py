@@ -1,0 +1,119 @@
+"""What a call shows a caller besides its value: the text it prints, the log records it emits and
+the warnings it raises. A rewrite that computes the same tensors but drops a warning, or prints
+only in eager, changes what the user sees; verification compares these as it compares outputs.
+
+Torch's own records (its loggers, warnings raised from its package while it compiles) are not
+the user's code speaking and are left out: a compiled run would otherwise differ from an eager
+one by torch's own chatter."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+@dataclass
+class Effects:
+    printed: str = ""  # what went to stdout and stderr
+    logs: list[str] = field(default_factory=list)  # "logger LEVEL: message", in order
+    warned: list[str] = field(default_factory=list)  # "Category: message", in order
+
+    def channels(self) -> dict[str, list[str]]:
+        return {
+            "log records": self.logs,
+            "warnings": self.warned,
+            "printed lines": self.printed.splitlines(),
+        }
+
+    def unstable(self, again: Effects) -> set[str]:
+        """The channels in which two runs of the same code from the same state differ (a
+        printed timing): only how many records they hold is compared there."""
+        mine, theirs = self.channels(), again.channels()
+        return {k for k in mine if mine[k] != theirs[k]}
+
+    def differences(self, original: Effects, how: str, unstable: Collection[str] = ()) -> list[str]:
+        """What a caller would see differently from ``original``, in words."""
+        out = []
+        theirs = original.channels()
+        for what, mine in self.channels().items():
+            same = len(mine) == len(theirs[what]) if what in unstable else mine == theirs[what]
+            if not same:
+                out.append(
+                    f"{how}: {what}: {_said(mine)} where the original shows {_said(theirs[what])}"
+                )
+        return out
+
+
+def _said(items: list[str]) -> str:
+    if not items:
+        return "none"
+    first = items[0].strip().replace("\n", " ")[:60]
+    return f"{len(items)} ({first!r}{', …' if len(items) > 1 else ''})"
+
+
+def _torch_logger(name: str) -> bool:
+    return name == "torch" or name.startswith("torch.")
+
+
+@contextlib.contextmanager
+def observing() -> Iterator[Effects]:
+    """While open, the prints, log records and warnings of the code that runs are collected
+    into the ``Effects`` yielded (and not shown). Every warning is recorded each time it is
+    raised (the "default" filter would show a repeat once per place, and the second run compared
+    would see none), and a logger's once-only methods (transformers' ``warning_once``, an
+    ``lru_cache`` on ``logging.Logger``) start afresh, for the same reason."""
+    eff = Effects()
+    _clear_once_caches()
+    buffer = io.StringIO()
+    original_call_handlers = logging.Logger.callHandlers
+
+    def call_handlers(self: logging.Logger, record: logging.LogRecord) -> None:
+        # Every record a logger decided to emit, whatever handlers (or none) it reaches;
+        # torch's own go on to their handlers (the worker reads its breaks from them).
+        if _torch_logger(record.name):
+            original_call_handlers(self, record)
+        else:
+            eff.logs.append(f"{record.name} {record.levelname}: {_message(record)}")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        logging.Logger.callHandlers = call_handlers  # type: ignore[method-assign]
+        try:
+            with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+                yield eff
+        finally:
+            logging.Logger.callHandlers = original_call_handlers  # type: ignore[method-assign]
+            eff.printed = buffer.getvalue()
+            eff.warned = [
+                f"{w.category.__name__}: {w.message}"
+                for w in caught
+                if not os.path.realpath(w.filename).startswith(_TORCH_DIR)
+            ]
+    _clear_once_caches()
+
+
+def _message(record: logging.LogRecord) -> str:
+    try:
+        return record.getMessage()
+    except Exception as exc:  # a bad format string: the user's logging would say so too
+        return f"<unformattable: {type(exc).__name__}>"
+
+
+def _clear_once_caches() -> None:
+    for name in dir(logging.Logger):
+        method: Any = getattr(logging.Logger, name, None)
+        clear = getattr(method, "cache_clear", None)
+        if callable(clear):
+            clear()
+    sys.stdout.flush()

@@ -1,0 +1,177 @@
+"""What a fixed file shows besides its values (issue 34): prints and warnings torch defers until
+after its graph, and logger calls a setting or a guard would silence, verified by what compiled
+calls print, log and warn."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import check_json
+from support.fix_workspace import FIXES, NOISY_LIB, breaks_in, fix_json, here
+
+_fix, _breaks = fix_json, breaks_in
+
+
+def test_a_library_logger_is_dropped_by_a_setting_only_where_that_hides_nothing(
+    ws: Path,
+) -> None:
+    """Issue 34: torch's ``ignore_logger_methods`` drops the library's calls while compiling.
+    A warning the compiled original still logs would be lost: not verified, and the file is
+    left as it was. An ``info`` record below the logger's level shows nothing either way:
+    verified and applied."""
+    lib = ws.parent / "lib" / "noisy_lib.py"
+    before = (ws / "liblog.py").read_text()
+    line = here(ws, "liblog.py", "library logger")
+    doc = _fix(ws, "liblog.py", "--apply")
+    assert doc["applied"] == []
+    (fix,) = doc["fixes"]  # type: ignore[misc]
+    assert fix["line"] == line and fix["rule"] == "ignore-logger" and not fix["verified"], fix
+    (failed,) = [c for c in fix["checks"] if not c["ok"]]
+    assert failed["name"] == "compiled equal", fix
+    assert "log records" in failed["detail"] and "library logs hi" in failed["detail"], failed
+    assert (ws / "liblog.py").read_text() == before
+
+    (ws / "libquiet.py").write_text(before.replace("chatty", "quiet"))
+    doc = _fix(ws, "libquiet.py", "--apply")
+    assert doc["fixes"] == []  # with --apply: what was not applied
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["line"] == line, fix
+    assert fix["verified"] and fix["rule"] == "ignore-logger", fix
+    assert [c["name"] for c in fix["checks"] if c["ok"]] == [
+        "break gone",
+        "no new break",
+        "outputs equal",
+        "same state",
+        "same effects",
+        "compiled equal",
+        "no break on later calls",
+        "no new recompile",
+        "file unchanged",
+    ]
+    assert lib.read_text() == NOISY_LIB  # the library is not edited
+    after = (ws / "libquiet.py").read_text()
+    assert "ignore_logger_methods.add(logging.Logger.info)" in after
+    # Torch itself, in a fresh process, then finds no break in the fixed file.
+    assert _breaks(ws, "libquiet.py") == []
+
+
+def test_a_print_in_a_block_torch_inlines_is_not_deferred_where_torch_would_drop_it(
+    ws: Path,
+) -> None:
+    """Issue 34: torch defers a print registered in ``reorderable_logging_functions`` until
+    after its graph only in the frame it compiles; in a block it inlines (a loop's body here) it
+    drops the call. The user would lose the print: the rewrite is not verified, and the reason
+    says what compiled calls no longer print. (Guarding it with ``is_compiling()`` would drop
+    it too: that rule is for logger calls, and refused here.)"""
+    # A break in a loop: torch from 2.13 on reports the frame run eagerly (a fallback), not a
+    # break; torch 2.8 reports the break in the block.
+    line = here(ws, "loop_print.py", "print")
+    _, before, _ = check_json("loop_print.py", "--checks", "breaks", cwd=ws)
+    ((kind, at),) = [(f["kind"], f["line"]) for f in before["findings"]]
+    assert at == line and kind in ("fallback", "graph_break"), before["findings"]
+    doc = _fix(ws, "loop_print.py", "--apply")
+    assert doc["applied"] == []
+    (fix,) = [f for f in doc["fixes"] if f["rule"]]  # type: ignore[union-attr]
+    assert fix["line"] == line and fix["rule"] == "defer-output" and not fix["verified"], fix
+    assert "compiled equal failed" in fix["why"] and "printed lines" in fix["why"], fix["why"]
+    assert "block mean" in fix["why"], fix["why"]
+    assert (ws / "loop_print.py").read_text() == (FIXES / "loop_print.py").read_text()
+
+
+def test_a_print_and_a_warning_in_the_compiled_frame_are_deferred_and_still_shown(
+    ws: Path,
+) -> None:
+    """In the frame torch compiles, ``print`` and ``warnings.warn`` registered as reorderable
+    run after the graph, with the values they had: verified, applied, no break left, and the
+    fixed file, compiled, still prints and warns what the original did."""
+    src = (
+        "import warnings\n\nimport torch\nfrom torch import nn\n\n\n"
+        "class Loud(nn.Module):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        h = self.fc(x)\n"
+        '        print("forward", h.sum())  # here: print\n'
+        '        warnings.warn("careful")  # here: warn\n'
+        "        return h.relu()\n\n\n"
+        "def compile_example():\n"
+        "    torch.manual_seed(0)\n"
+        "    return Loud(), (torch.randn(2, 4),)\n"
+    )
+    (ws / "loud.py").write_text(src)
+    doc = _fix(ws, "loud.py", "--apply")
+    applied = [(f["line"], f["rule"], f["verified"]) for f in doc["applied"]]  # type: ignore[union-attr]
+    assert [r for _, r, ok in applied if ok] == ["defer-output", "defer-output"], doc
+    text = (ws / "loud.py").read_text()
+    for fn in ("print", "warnings.warn"):
+        assert text.count(f"reorderable_logging_functions.add({fn})") == 1, text
+    assert _breaks(ws, "loud.py") == []
+    probe = (
+        "import importlib.util, sys, warnings, torch\n"
+        "s = importlib.util.spec_from_file_location('loud', sys.argv[1])\n"
+        "m = importlib.util.module_from_spec(s); s.loader.exec_module(m)\n"
+        "model, (x,) = m.compile_example()\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    torch.compile(model, backend='eager', fullgraph=True)(x)\n"
+        "print('warned:', [str(x.message) for x in w])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(ws / "loud.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "forward tensor(" in done.stdout, done.stderr
+    assert "warned: ['careful']" in done.stdout, done.stderr
+
+
+def test_a_warning_in_an_inlined_module_is_logged_from_inside_the_graph(ws: Path) -> None:
+    """Issue 34 (GraphMend's [Defer]): a logger call in a layer torch inlines. Skipping it
+    would hide the warning, and torch's reorderable functions drop it there: the call becomes
+    the ``log`` op's, verified, applied, no break left, and compiled calls still log it."""
+    src = (
+        "import logging\n\nimport torch\nfrom torch import nn\n\n"
+        "logger = logging.getLogger(__name__)\n\n\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        '        logger.warning("sdpa cannot return weights")  # here: log\n'
+        "        return self.fc(x)\n\n\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__()\n"
+        "        self.attn = Attention()\n\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        return self.attn(x) + x\n\n\n"
+        "def compile_example():\n"
+        "    torch.manual_seed(0)\n"
+        "    return Model(), (torch.randn(2, 4),)\n"
+    )
+    (ws / "quiet_attn.py").write_text(src)
+    doc = _fix(ws, "quiet_attn.py", "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["rule"] == "defer-log" and fix["verified"], doc
+    checks = {c["name"]: c["ok"] for c in fix["checks"]}
+    assert checks["same effects"] and checks["compiled equal"], fix
+    assert _breaks(ws, "quiet_attn.py") == []
+    probe = (
+        "import importlib.util, logging, sys, torch\n"
+        "logging.basicConfig(stream=sys.stdout, format='%(name)s %(levelname)s %(message)s')\n"
+        "s = importlib.util.spec_from_file_location('quiet_attn', sys.argv[1])\n"
+        "m = importlib.util.module_from_spec(s); s.loader.exec_module(m)\n"
+        "model, (x,) = m.compile_example()\n"
+        "torch.compile(model, backend='eager', fullgraph=True)(x)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(ws / "quiet_attn.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "quiet_attn WARNING sdpa cannot return weights" in done.stdout, done.stderr
