@@ -104,9 +104,13 @@ async def test_verify_then_apply_a_fix_from_the_light_bulb(client: LanguageClien
     printed, branch = _line("print"), _line("branch")
     await until(lambda: {printed, branch} <= set(lines(client, uri)), 240, client)
 
-    (verify,) = [
+    verifies = [
         a for a in await _actions(client, uri, printed) if a.command and "Verify" in a.title
     ]
+    # The guard, and the op that logs from inside the graph: one action per rewrite.
+    guard, log = verifies
+    assert "Log from inside the graph" in log.title, log.title
+    verify = guard
     assert verify.title.startswith("Verify, then apply: Run the logger call only in eager")
     assert verify.command is not None and not verify.is_preferred
     result = await client.workspace_execute_command_async(
@@ -207,7 +211,11 @@ async def test_a_fix_of_a_crlf_file_keeps_its_line_endings(client: LanguageClien
     text = (WS / rel).read_bytes().decode()
     line = next(i for i, ln in enumerate(text.split("\r\n"), 1) if "# here: print" in ln)
     await until(lambda: line in lines(client, uri), 240, client)
-    (verify,) = [a for a in await _actions(client, uri, line) if a.command and "Verify" in a.title]
+    verify = next(
+        a
+        for a in await _actions(client, uri, line)
+        if a.command and a.title.startswith("Verify, then apply: Run the logger call")
+    )
     assert verify.command is not None
     client.edits.clear()  # type: ignore[attr-defined]
     result = await client.workspace_execute_command_async(
