@@ -243,8 +243,12 @@ def test_an_output_whose_argument_does_more_than_compute_is_not_guarded() -> Non
         src = base.replace("ARG", arg)
         assert propose(break_at(src, "print("), src, in_workspace=True) == [], arg
     src = base.replace("ARG", "f'{x.shape} {x.sum().item()} {len(x)}'")
+    # A print of values: neither guarded (compiled calls would not print) nor said by the op.
+    assert propose(break_at(src, "print("), src, in_workspace=True) == []
+    src = base.replace("print(ARG)", "print('tick', 'tock')")
     (rw,) = propose(break_at(src, "print("), src, in_workspace=True)
     assert rw.rule == "defer-output" and rw.branch == 0
+    assert "_say_in_graph('print', 'tick tock', '')" in rw.apply(src)
 
 
 def test_the_probe_wraps_only_the_branchs_test_and_keeps_every_line() -> None:
@@ -378,3 +382,44 @@ def test_the_logger_setting_keeps_a_users_own_logging_name() -> None:
     assert "import logging as std_logging\n" in rw.text
     assert "ignore_logger_methods.add(std_logging.Logger.warning)" in rw.text
     assert "from absl import logging" in rw.apply(src)
+
+
+def test_what_the_review_of_the_custom_op_rules_found_is_refused() -> None:
+    """Issue 34's hostile review: each once written as verified, changing what a caller sees."""
+    base = (
+        "import logging\nimport warnings\n\nimport torch\n\nlogger = logging.getLogger(__name__)\n"
+        "\n\ndef f(h):\n    if (h > 9).any():  # guard\n        raise ValueError('big')  # why\n"
+        "    return h\n"
+    )
+    rw = only_rewrite(base, "if (h > 9)")
+    site = "    # why\n    _raise_if((h > 9).any(), 'ValueError', 'big')  # guard\n"
+    assert site in rw.apply(base)  # the raise's comment stays at the check, not the imports
+    for src in (
+        base + "\n\nclass ValueError(Exception):\n    pass\n",  # the file's own ValueError
+        base.replace(
+            "    if (h > 9)", "    try:\n        pass\n    finally:\n        pass\n    if (h > 9)"
+        )
+        .replace("    if (h > 9)", "    with ctx:\n        if (h > 9)", 1)
+        .replace("        raise ValueError('big')", "            raise ValueError('big')"),
+        base.replace("import torch\n", "") + "\n\nimport torch\n",  # torch after a def
+    ):
+        assert [r.rule for r in propose(break_at(src, "if (h > 9)"), src, True)] == [], src
+    # A logger rebound (an adapter around it) is not the one the op would name.
+    src = base.replace(
+        "    if (h > 9).any():  # guard\n        raise ValueError('big')  # why\n",
+        "    logger.warning('slow path')\n",
+    )
+    assert [r.rule for r in propose(break_at(src, "logger.warning"), src, True)] == [
+        "guard-output",
+        "defer-log",
+    ]
+    adapted = src.replace(
+        "logger = logging.getLogger(__name__)\n",
+        "logger = logging.getLogger(__name__)\nlogger = logging.LoggerAdapter(logger, {})\n",
+    )
+    assert "defer-log" not in [r.rule for r in propose(break_at(adapted, "logger."), adapted, True)]
+    # A warning's category: a built-in one, by name, not one the file defines.
+    warn = src.replace("logger.warning('slow path')", "warnings.warn('old', FutureWarning)")
+    assert "'warn', 'old', 'FutureWarning'" in only_rewrite(warn, "warnings.warn").apply(warn)
+    own = warn + "\n\nclass FutureWarning(Warning):\n    pass\n"
+    assert propose(break_at(own, "warnings.warn"), own, True) == []

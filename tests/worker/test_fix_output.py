@@ -57,14 +57,11 @@ def test_a_library_logger_is_dropped_by_a_setting_only_where_that_hides_nothing(
     assert _breaks(ws, "libquiet.py") == []
 
 
-def test_a_print_in_a_block_torch_inlines_is_not_deferred_where_torch_would_drop_it(
-    ws: Path,
-) -> None:
-    """Issue 34: torch defers a print registered in ``reorderable_logging_functions`` until
-    after its graph only in the frame it compiles; in a block it inlines (a loop's body here) it
-    drops the call. The user would lose the print: the rewrite is not verified, and the reason
-    says what compiled calls no longer print. (Guarding it with ``is_compiling()`` would drop
-    it too: that rule is for logger calls, and refused here.)"""
+def test_a_print_of_values_in_a_block_torch_inlines_gets_no_rewrite(ws: Path) -> None:
+    """Issue 34: skipping the print in compiled calls would hide it, and torch's own deferral
+    (``reorderable_logging_functions``, a setting of the whole process) drops a print in a block
+    it inlines (a loop's body here) and shows values as they are after the graph elsewhere: no
+    rewrite, nothing written, and the reason says so."""
     # A break in a loop: torch from 2.13 on reports the frame run eagerly (a fallback), not a
     # break; torch 2.8 reports the break in the block.
     line = here(ws, "loop_print.py", "print")
@@ -73,19 +70,18 @@ def test_a_print_in_a_block_torch_inlines_is_not_deferred_where_torch_would_drop
     assert at == line and kind in ("fallback", "graph_break"), before["findings"]
     doc = _fix(ws, "loop_print.py", "--apply")
     assert doc["applied"] == []
-    (fix,) = [f for f in doc["fixes"] if f["rule"]]  # type: ignore[union-attr]
-    assert fix["line"] == line and fix["rule"] == "defer-output" and not fix["verified"], fix
-    assert "compiled equal failed" in fix["why"] and "printed lines" in fix["why"], fix["why"]
-    assert "block mean" in fix["why"], fix["why"]
+    fixes = [f for f in doc["fixes"] if f["line"] == line]  # type: ignore[union-attr]
+    assert fixes and all(f["rule"] is None and not f["verified"] for f in fixes), fixes
+    assert all("no rewrite" in f["why"] for f in fixes), fixes
     assert (ws / "loop_print.py").read_text() == (FIXES / "loop_print.py").read_text()
 
 
-def test_a_print_and_a_warning_in_the_compiled_frame_are_deferred_and_still_shown(
+def test_a_print_and_a_warning_in_an_inlined_layer_are_said_from_the_graph(
     ws: Path,
 ) -> None:
-    """In the frame torch compiles, ``print`` and ``warnings.warn`` registered as reorderable
-    run after the graph, with the values they had: verified, applied, no break left, and the
-    fixed file, compiled, still prints and warns what the original did."""
+    """A literal print and a warning with its category, in a layer torch inlines: the custom
+    op says them where the graph runs: verified, applied, no break left, and the fixed file,
+    compiled, still prints and warns what the original did."""
     src = (
         "import warnings\n\nimport torch\nfrom torch import nn\n\n\n"
         "class Loud(nn.Module):\n"
@@ -94,20 +90,26 @@ def test_a_print_and_a_warning_in_the_compiled_frame_are_deferred_and_still_show
         "        self.fc = nn.Linear(4, 4)\n\n"
         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
         "        h = self.fc(x)\n"
-        '        print("forward", h.sum())  # here: print\n'
-        '        warnings.warn("careful")  # here: warn\n'
+        '        print("forward", "ran")  # here: print\n'
+        '        warnings.warn("careful", FutureWarning)  # here: warn\n'
         "        return h.relu()\n\n\n"
+        "class Outer(nn.Module):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__()\n"
+        "        self.loud = Loud()\n\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        return self.loud(x) * 2\n\n\n"
         "def compile_example():\n"
         "    torch.manual_seed(0)\n"
-        "    return Loud(), (torch.randn(2, 4),)\n"
+        "    return Outer(), (torch.randn(2, 4),)\n"
     )
     (ws / "loud.py").write_text(src)
     doc = _fix(ws, "loud.py", "--apply")
     applied = [(f["line"], f["rule"], f["verified"]) for f in doc["applied"]]  # type: ignore[union-attr]
     assert [r for _, r, ok in applied if ok] == ["defer-output", "defer-output"], doc
     text = (ws / "loud.py").read_text()
-    for fn in ("print", "warnings.warn"):
-        assert text.count(f"reorderable_logging_functions.add({fn})") == 1, text
+    assert text.count("_say_in_graph = torch.ops.dynamo_lens.say") == 1, text
+    assert "_say_in_graph('warn', 'careful', 'FutureWarning')" in text
     assert _breaks(ws, "loud.py") == []
     probe = (
         "import importlib.util, sys, warnings, torch\n"
@@ -125,7 +127,7 @@ def test_a_print_and_a_warning_in_the_compiled_frame_are_deferred_and_still_show
         text=True,
         timeout=300,
     )
-    assert "forward tensor(" in done.stdout, done.stderr
+    assert "forward ran" in done.stdout, done.stderr
     assert "warned: ['careful']" in done.stdout, done.stderr
 
 

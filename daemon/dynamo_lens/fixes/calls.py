@@ -77,20 +77,12 @@ def output_only(node: ast.stmt, tree: ast.Module) -> bool:
     )
 
 
-def deferrable(node: ast.stmt, tree: ast.Module) -> list[str]:
-    """The functions torch can defer until after its graph (``print``, ``warnings.warn``) that
-    ``node`` calls, where it only outputs with those: empty where it calls anything else (a
-    logger's bound method is not one torch defers)."""
-    if not output_only(node, tree):
-        return []
-    names = [
-        ast.unparse(s.value.func)
-        for s in ast.walk(node)
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-    ]
-    if not all(n in ("print", "warnings.warn") for n in names):
-        return []
-    return list(dict.fromkeys(names))
+def _printing(node: ast.stmt) -> bool:
+    """Whether ``node`` prints or warns: skipping that in compiled calls always shows."""
+    return any(
+        isinstance(c, ast.Call) and ast.unparse(c.func) in ("print", "warnings.warn")
+        for c in ast.walk(node)
+    )
 
 
 def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
@@ -100,7 +92,7 @@ def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
     ``defer-output``'s."""
     # Compiled calls skip the whole statement: an argument that does more than compute a value
     # (``print(self.calls.add_(1))``) would stop happening.
-    if not output_only(node, tree) or deferrable(node, tree):
+    if not output_only(node, tree) or _printing(node):
         return None
     if not whole_lines(source, node, node):
         return None

@@ -4,15 +4,15 @@ versions and decides (worker/verify.py).
 
 Each rule matches one code pattern at the break's line, whatever torch's wording:
 
-- ``defer-output``: ``print`` and ``warnings.warn`` as statements (or an ``if`` that only
-  outputs with them) are deferred by torch until after its graph
-  (``reorderable_logging_functions``, set after the imports): they still print and warn, with the
-  values they had. Torch does it in the frame it compiles only (it drops them in a frame it
-  inlines, which verification sees).
+- ``defer-output``: ``print("literal", ...)`` and ``warnings.warn("literal"[, Category])`` as
+  statements become a call of ``_say_in_graph``, a custom op the rule adds after the imports:
+  the same text printed or warned where the graph runs, in an inlined module too. (Not torch's
+  ``reorderable_logging_functions``: a setting of the whole process, which defers every
+  compiled print, shows values as they are after the graph, and drops calls in inlined frames.)
 - ``defer-log``: ``logger.warning("msg")`` (a logger the file binds at its top level, a
   literal message) becomes a call of ``_log_in_graph``, a custom op the rule adds after the
   imports: the same record, to the same logger, where the graph runs, in an inlined module too.
-- ``guard-output``: a logger call as a statement (or an ``if`` that only outputs, with one)
+- ``guard-output``: a logger call as a statement (or an ``if`` that only outputs with one)
   runs only in eager, under ``if not torch.compiler.is_compiling():``. Compiled calls skip it:
   verified only where that hides nothing (a record below the logger's level), as verification
   compares what is printed, logged and warned.
@@ -83,7 +83,7 @@ from ..findings import Finding, Kind
 from .branches import torch_where
 from .calls import guard_output, nonstrict_trace
 from .checks import check_in_graph
-from .deferred import defer_log
+from .deferred import defer_log, defer_output
 from .dynamic import mark_dynamic
 from .effects import drop_graph_break, guard_host_effect, tensor_index
 from .loops import loop_exit
@@ -96,7 +96,7 @@ from .rewrite import (
     statement_at,
     with_comments,
 )
-from .settings import capture_setting, defer_output, ignore_logger, torch_setting
+from .settings import capture_setting, ignore_logger, torch_setting
 from .swaps import select_argument
 
 __all__ = ["FIXABLE", "RECOMPILE_SITE", "Rewrite", "applicable", "claim", "propose", "site_key"]

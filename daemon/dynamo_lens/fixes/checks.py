@@ -10,7 +10,7 @@ import ast
 
 from .branches import tensor_condition
 from .customops import definition, with_op
-from .rewrite import Rewrite, indent_and_comment, whole_lines
+from .rewrite import Rewrite, bindings, indent_and_comment, whole_lines
 
 HELPER = "_raise_if"
 # Raised by name from ``builtins``: the op is the same whichever file defined it first (each
@@ -39,6 +39,17 @@ _HELPER_TEXT = definition(
     "            raise getattr(builtins, error)(message)\n",
     HELPER,
 )
+
+
+def _guarded(tree: ast.Module, node: ast.stmt) -> bool:
+    """Whether ``node`` sits in a ``try`` or a ``with`` (``contextlib.suppress``): the op raises
+    where the graph runs, outside them."""
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)) and n is not node:
+            blocks = [*n.body, *getattr(n, "orelse", [])]
+            if any(node is m for b in blocks for m in ast.walk(b)):
+                return True
+    return False
 
 
 def _message(node: ast.expr | None) -> str | None:
@@ -98,6 +109,8 @@ def check_in_graph(source: str, node: ast.stmt, path: str, tree: ast.Module) -> 
     else:
         return None
     if failed is None or raised is None or "\n" in failed or not whole_lines(source, node, last):
+        return None
+    if raised[0] in bindings(tree) or _guarded(tree, node):
         return None
     indent, comment = indent_and_comment(source, node, node.test)
     if isinstance(node, ast.Assert) and node.msg is not None:

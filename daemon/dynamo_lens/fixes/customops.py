@@ -7,8 +7,10 @@ Torch-free."""
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 
-from .rewrite import Rewrite, source_lines
+from .rewrite import Rewrite, imports_torch, source_lines
 from .settings import header_imports
 
 
@@ -52,13 +54,14 @@ def with_op(
 ) -> Rewrite | None:
     """Lines ``start``..``end`` replaced by ``site``, and ``helper`` (``definition``'s text)
     after the imports where the file does not bind ``binding`` to the op yet."""
+    site = _with_site_comments(source, start, end, site)
     bound = helper.strip().splitlines()[-1]
     if bound in source:
         return Rewrite(rule, title, path, start, end, site, exact=True, branch=branch)
     head = header_imports(tree)
     last = (head[-1].end_lineno or head[-1].lineno) if head else 0
-    if not head or last >= start:
-        return None
+    if not head or last >= start or not imports_torch(ast.Module(body=list(head), type_ignores=[])):
+        return None  # the op needs ``torch`` where it is defined: after ``import torch``
     lines = source_lines(source)
     text = lines[last - 1] if lines[last - 1].endswith("\n") else lines[last - 1] + "\n"
     text += helper
@@ -77,3 +80,19 @@ def with_op(
         kept=tuple(kept),
         branch=branch,
     )
+
+
+def _with_site_comments(source: str, start: int, end: int, site: str) -> str:
+    """``site`` with the comments of the lines it replaces that it does not carry, on lines of
+    their own above it (else they would go above the whole rewrite: after the imports)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return site
+    lost = [
+        t.string
+        for t in tokens
+        if t.type == tokenize.COMMENT and start <= t.start[0] <= end and t.string not in site
+    ]
+    indent = site[: len(site) - len(site.lstrip())]
+    return "".join(f"{indent}{c}\n" for c in lost) + site

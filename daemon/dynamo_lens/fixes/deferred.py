@@ -1,4 +1,6 @@
-"""The rule for a logger call in traced code (a break: torch does not trace into ``logging``),
+"""The rules for output in traced code (a break: torch does not trace into ``logging``,
+``print`` or ``warnings``), in a module or function torch inlines as much as in the frame it
+compiles. ``defer-log``: a logger call (a break: torch does not trace into ``logging``),
 in a module or function torch inlines as much as in the frame it compiles: the call becomes one
 of a custom op the rule adds to the file (customops.py), which logs the same record, level and
 message, to the same logger, where the graph runs. GraphMend defers such calls until after the
@@ -16,9 +18,21 @@ import ast
 
 from .calls import LOGGER_METHODS
 from .customops import definition, with_op
-from .rewrite import Rewrite, indent_and_comment, whole_lines
+from .rewrite import Rewrite, bindings, imports, indent_and_comment, whole_lines
 
 HELPER = "_log_in_graph"
+SAY = "_say_in_graph"
+_SAY_TEXT = definition(
+    "say",
+    "kind: str, text: str, category: str",
+    '        if kind == "print":\n'
+    "            print(text)\n"
+    "        else:\n"
+    "            import builtins\n"
+    "            import warnings\n\n"
+    "            warnings.warn(text, getattr(builtins, category))\n",
+    SAY,
+)
 _HELPER_TEXT = definition(
     "log",
     "logger: str, method: str, message: str",
@@ -44,6 +58,8 @@ def _logger_names(tree: ast.Module) -> dict[str, str]:
             and not n.value.keywords
         ):
             continue
+        if bindings(tree)[n.targets[0].id] != 1:
+            continue  # rebound (a ``LoggerAdapter`` around it, another logger): not this one
         arg = n.value.args[0]
         if isinstance(arg, ast.Name) and arg.id == "__name__":
             out[n.targets[0].id] = "__name__"
@@ -95,4 +111,82 @@ def defer_log(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewri
         site,
         _HELPER_TEXT,
         HELPER,
+    )
+
+
+def _literal(e: ast.expr) -> str | None:
+    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
+
+
+# The built-in warning categories a literal names: raised by name from ``builtins``.
+_CATEGORIES = {
+    "BytesWarning",
+    "DeprecationWarning",
+    "FutureWarning",
+    "ImportWarning",
+    "PendingDeprecationWarning",
+    "ResourceWarning",
+    "RuntimeWarning",
+    "SyntaxWarning",
+    "UnicodeWarning",
+    "UserWarning",
+    "Warning",
+}
+
+
+def _warning(call: ast.Call, tree: ast.Module) -> tuple[str, str] | None:
+    """``warnings.warn("msg"[, Category][, stacklevel=n])``: the message and the category's
+    name. ``stacklevel`` only places the warning, and a warning from the op is placed there."""
+    args = call.args
+    text = _literal(args[0]) if args and len(args) <= 2 else None
+    cat = args[1] if len(args) == 2 else None
+    for k in call.keywords:
+        if k.arg == "category" and cat is None:
+            cat = k.value
+        elif k.arg != "stacklevel":
+            return None
+    category = "UserWarning" if cat is None else getattr(cat, "id", "")
+    if text is None or category not in _CATEGORIES or bindings(tree)[category]:
+        return None
+    return text, category
+
+
+def defer_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+    """``print("a", "b")`` and ``warnings.warn("msg"[, FutureWarning])`` (string literals, a
+    built-in category) become ``_say_in_graph("print", "a b", "")``: the same text, printed or
+    warned where the graph runs. Not torch's ``reorderable_logging_functions``: a setting of the
+    whole process, it would defer every compiled print of every module, which then shows values
+    as they are after the graph, and torch drops the call in a frame it inlines."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return None
+    call = node.value
+    name = ast.unparse(call.func)
+    if not whole_lines(source, node, node):
+        return None
+    if name == "print":
+        texts = [_literal(a) for a in call.args]
+        if not texts or call.keywords or any(t is None for t in texts):
+            return None
+        kind, text, category = "print", " ".join(t or "" for t in texts), ""
+    elif name == "warnings.warn" and imports(tree, "warnings"):
+        found = _warning(call, tree)
+        if found is None:
+            return None
+        kind, (text, category) = "warn", found
+    else:
+        return None
+    indent, comment = indent_and_comment(source, node, call)
+    site = f"{indent}{SAY}({kind!r}, {text!r}, {category!r}){comment}\n"
+    return with_op(
+        "defer-output",
+        f"{'Print' if kind == 'print' else 'Warn'} from inside the graph (the same text, where the "
+        "graph runs; a custom op added to the file) instead of breaking it",
+        path,
+        source,
+        tree,
+        node.lineno,
+        node.end_lineno or node.lineno,
+        site,
+        _SAY_TEXT,
+        SAY,
     )

@@ -9,14 +9,16 @@ import difflib
 import io
 import re
 import tokenize
+from collections import Counter
 from dataclasses import dataclass
 
 from ..findings import Kind
 
-_MODULE_WIDE = {"ignore-logger", "capture-setting", "torch-setting", "defer-output"}
+_MODULE_WIDE = {"ignore-logger", "capture-setting", "torch-setting"}
 # Rules whose rewrite evaluates what the original skipped (both arms of a selection, the
-# iterations after a loop's exit): equal outputs show only the paths the inputs took.
-_SELECTING = {"torch-where", "loop-exit", "select-argument"}
+# iterations after a loop's exit), or raises elsewhere than it did (a check kept in the graph):
+# equal outputs show only the paths the inputs took.
+_SELECTING = {"torch-where", "loop-exit", "select-argument", "check-in-graph"}
 
 # The rules write their own selections with this marker, spelled out twice: ``torch.where`` in
 # the text that is written, ``__dynamo_lens_where__`` in the text whose selections verification
@@ -288,6 +290,24 @@ def names(nodes: list[ast.stmt], ctx: type) -> set[str]:
         for n in ast.walk(s)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)
     }
+
+
+def bindings(tree: ast.AST) -> Counter[str]:
+    """How many times the file binds each name: assignments, imports, definitions, parameters,
+    ``global`` statements (a ``ValueError`` class of the file's own, a logger rebound)."""
+    out: Counter[str] = Counter()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out[n.id] += 1
+        elif isinstance(n, ast.alias):
+            out[(n.asname or n.name).split(".")[0]] += 1
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[n.name] += 1
+        elif isinstance(n, ast.arg):
+            out[n.arg] += 1
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            out.update(n.names)
+    return out
 
 
 def parameters(fn: ast.FunctionDef) -> set[str]:

@@ -8,8 +8,8 @@ import linecache
 import re
 
 from ..findings import Finding, Kind
-from .calls import LOGGER_METHODS, deferrable
-from .rewrite import Rewrite, imports, source_lines
+from .calls import LOGGER_METHODS
+from .rewrite import Rewrite, source_lines
 
 # The library's source line where torch broke: ``<name>.<method>(`` (a call may span lines).
 _LOGGER_CALL = re.compile(r"^\s*[A-Za-z_][\w.()]*\.(\w+)\(")
@@ -33,29 +33,6 @@ def ignore_logger(finding: Finding, source: str, tree: ast.Module) -> Rewrite | 
         f"torch drops {method} calls while compiling, instead of breaking the graph",
         [f"torch._dynamo.config.ignore_logger_methods.add({method})"],
         needs_logging=True,
-    )
-
-
-def defer_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
-    """``print`` and ``warnings.warn`` as statements: torch defers them until after its graph
-    (``reorderable_logging_functions``) instead of breaking, and they still print and warn, with
-    the values they had. Torch does so only for calls in the frame it compiles (not in a module
-    or function it inlines, where it drops them) and with tensors, constants or f-strings as
-    arguments: verification compares what compiled calls print and warn."""
-    functions = deferrable(node, tree)
-    if not functions or ("warnings.warn" in functions and not imports(tree, "warnings")):
-        return None
-    said = " and ".join(functions)
-    return _setting_after_imports(
-        "defer-output",
-        f"Let torch run {said} after its graph instead of breaking it "
-        "(reorderable_logging_functions, module-wide)",
-        path,
-        source,
-        tree,
-        f"torch runs {said} after its graph, with the values they had, instead of breaking it",
-        [f"torch._dynamo.config.reorderable_logging_functions.add({f})" for f in functions],
-        needs_logging=False,
     )
 
 

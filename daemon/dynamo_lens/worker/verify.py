@@ -334,8 +334,9 @@ def verify(
             loop=rewrite.rule == "loop-exit",
             thorough=rewrite.selects,
         )
-        # An assert kept in the graph takes no path away: the inputs that fail it are compared
-        # (both must raise), but none is needed for the claim.
+        # A check kept in the graph takes no path away, but it now raises where the graph runs,
+        # not where the Python did (outside a caller's ``try``): only inputs that fail it show
+        # that the compiled rewrite raises what and where the original did.
         v.paths = ("both" if cov.both else "example") if rewrite.selects else ""
         v.paths_detail = cov.detail
         for o in cov.extra:
