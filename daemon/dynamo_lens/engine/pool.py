@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .cancel import CancelToken
-from .protocol import Channel, ChannelClosed
+from .protocol import END_OF_OUTPUT, Channel, ChannelClosed
 
 LogFn = Callable[[str], None]
 ProgressFn = Callable[[dict[str, Any]], None]
@@ -152,6 +152,7 @@ class Worker:
         self._output: collections.deque[str] = collections.deque(maxlen=200)
         self._job_output: collections.deque[str] | None = None
         self._job_lines = 0
+        self._job_end = threading.Event()  # the job's output read to its end
         self._reader: threading.Thread | None = None
         self.jobs = 0  # jobs completed
         self.start_rss = 0.0  # MB once ready: the baseline for recycling on growth
@@ -224,6 +225,9 @@ class Worker:
         assert self.proc is not None and self.proc.stdout is not None
         for raw in self.proc.stdout:
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            if line == END_OF_OUTPUT:
+                self._job_end.set()
+                continue
             if len(line) > _LINE_CAP:
                 line = f"{line[:_LINE_CAP]}... (truncated, {len(line)} characters)"
             self._output.append(line)
@@ -340,6 +344,7 @@ class Worker:
         job_id = self._next_id
         self._job_output = collections.deque(maxlen=200)
         self._job_lines = 0
+        self._job_end.clear()
         try:
             self._chan.send({"op": op, "id": job_id, "params": params})
         except ChannelClosed:
@@ -357,6 +362,10 @@ class Worker:
                 raise self._death("crash")
             if msg.get("id") == job_id:
                 ev = msg.get("ev")
+                if ev in ("result", "cancelled", "failed"):
+                    # Its output, all of it, before the job counts as done (bounded: a
+                    # reader far behind on a loaded machine does not hold the reply).
+                    self._job_end.wait(_OUTPUT_GRACE)
                 if ev == "result":
                     return dict(msg.get("result") or {})
                 if ev == "progress" and on_progress is not None:
@@ -420,6 +429,9 @@ class Worker:
     def job_lines(self) -> int:
         """Lines the current (or last) job printed, counted beyond what was kept."""
         return self._job_lines
+
+
+_OUTPUT_GRACE = 10.0  # seconds: how long a reply waits for the reader to reach its output's end
 
 
 class WorkerPool:

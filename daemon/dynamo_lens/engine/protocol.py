@@ -23,6 +23,9 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # Any one text (an exception message, user output in a finding) is cut to this on sending:
 # user code can raise with a 70 MB message, and no diagnostic or cache entry should hold it.
 MAX_TEXT = 16 * 1024
+# The line a worker prints after a job's output, before its reply: the parent counts the job's
+# output once it has read this far (the reply travels on another pipe, and can come first).
+END_OF_OUTPUT = "\x1b[dynamo-lens: end of the job's output]"
 
 
 def cap_text(text: str, limit: int = MAX_TEXT) -> str:

@@ -25,7 +25,7 @@ for _entry in filter(None, os.environ.pop("DYNAMO_LENS_FALLBACK_PATH", "").split
     if _entry not in sys.path:
         sys.path.append(_entry)
 
-from ..engine.protocol import Channel, ChannelClosed  # noqa: E402
+from ..engine.protocol import END_OF_OUTPUT, Channel, ChannelClosed  # noqa: E402
 from ..texts.errors import safe_str  # noqa: E402
 from .cancel import Cancelled  # noqa: E402
 
@@ -161,19 +161,35 @@ def main() -> int:
             if tainted:
                 # The parent replaces this worker and caches nothing from this job.
                 result = {**result, "tainted": tainted}
+            _end_output()
             chan.send({"ev": "result", "id": job_id, "result": result})
         except Cancelled:
             _in_job = False
+            _end_output()
             chan.send({"ev": "cancelled", "id": job_id})
         except ChannelClosed:
             return 0
         except BaseException as exc:  # the job itself broke: report, stay alive
             _in_job = False
+            _end_output()
             chan.send({"ev": "failed", "id": job_id, "error": _describe(exc)})
         finally:
             _in_job = False
             sys.stdout.flush()
             sys.stderr.flush()
+
+
+def _end_output() -> None:
+    """The job's output ends here, on the pipe the parent reads it from."""
+    for stream in (sys.stdout, sys.stderr):  # whatever user code left in them
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:  # to the descriptor itself: user code may have replaced ``sys.stdout``
+        os.write(1, (END_OF_OUTPUT + "\n").encode())
+    except OSError:
+        pass
 
 
 def _send_progress(chan: Channel, job_id: Any, **kw: Any) -> None:
