@@ -241,14 +241,25 @@ def _run(ws: Path, edits: int, seed: int, checks: list[str]) -> tuple[list[str],
             if len(failures) >= 3:
                 break
         reused, ran = inc.units_reused, inc.units_run - first_run
-    print(f"{ws.name}: {reused} unit(s) reused, {ran} run again, over {done} edits")
+        targets = inc.targets_reused
+    print(
+        f"{ws.name}: {reused} unit(s) reused, {ran} run again, {targets} target(s) of units "
+        f"that ran reused, over {done} edits"
+    )
     assert failures or done == edits, f"only {done} of {edits} edits could be made (seed {SEED})"
     return failures, reused, ran
 
 
 @pytest.fixture
 def copies(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "example_workspace", tmp_path / "example_workspace")
+    """example_workspace, and a file whose one compile_example returns four models (the
+    targets of one unit are reused one by one: test_target_reuse.py)."""
+    from test_target_reuse import HELPERS, ZOO
+
+    models = tmp_path / "example_workspace" / "models"
+    shutil.copytree(REPO / "example_workspace", models.parent)
+    (models / "zoo.py").write_text(ZOO.replace("from helpers", "from .zoo_helpers"))
+    (models / "zoo_helpers.py").write_text(HELPERS)
     return tmp_path
 
 

@@ -8,13 +8,15 @@ runs in a replacement worker.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
 from ..findings import FileResult, Finding, TargetId, TargetReport, from_wire
@@ -47,6 +49,26 @@ _DEATH_HINTS = {
     "torch.compile to see whether eager crashes too.",
     "exit": "Code that runs at import or in forward should not end the process.",
 }
+
+
+# What reuse costs the analysis in which it runs (reach keys, memo lookups, the worker's target
+# keys): per thread, since the daemon analyses files on several.
+_BOOKS = threading.local()
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _booked(fn: F) -> F:
+    """Adds the time ``fn`` takes to this thread's bookkeeping."""
+
+    @functools.wraps(fn)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _BOOKS.seconds = getattr(_BOOKS, "seconds", 0.0) + time.perf_counter() - t0
+
+    return timed  # type: ignore[return-value]
 
 
 def might_have_targets(data: bytes, config_targets: Sequence[str], guess: bool) -> bool:
@@ -85,6 +107,8 @@ class Engine:
         self.memo = Memo()
         self.reachability = Reachability(self.root)
         self.units_reused = self.units_run = 0  # what reuse saved, for logs, tests and benches
+        # Targets of units that ran: analysed again, or reused by their key (targetkeys.py).
+        self.targets_reused = self.targets_run = 0
 
     def _restarted(self, why: str) -> None:
         self._log(f"worker restarted ({why})")
@@ -166,7 +190,9 @@ class Engine:
             return result
         reuse = reuse and not (devices or mode or dynamic != "config" or only_target or extra)
         file_key = (str(path), result.content_hash, tuple(checks), guess, tuple(skip))
+        _BOOKS.seconds = 0.0
         if reuse and self._all_reused(result, file_key, checks, text):
+            self._log_books(path)
             result.duration = time.monotonic() - t0
             return result
         self.start()
@@ -221,16 +247,10 @@ class Engine:
                 params["mode"] = mode
             if dynamic != "config":
                 params["dynamic"] = dynamic
+            unit_key = (unit["path"], unit["name"], tuple(checks))
+            params["target_keys"] = reach is not None
             try:
-                out = self._job(
-                    "analyze",
-                    params,
-                    Path(unit["path"]),
-                    unit["line"],
-                    self._target_name(unit),
-                    cancel,
-                    on_progress,
-                )
+                out, placed = self._unit_job(params, unit, unit_key, cancel, on_progress)
             except JobCancelled:
                 result.cancelled = True
                 break
@@ -248,14 +268,17 @@ class Engine:
                 # Results from a process user code changed are shown, never cached.
                 result.interrupted = True
                 self._log(f"{unit['name']}: the worker was left changed: {out['tainted']}")
-            reports = from_wire(out.get("reports", []), list[TargetReport])
+            fresh = from_wire(out.get("reports", []), list[TargetReport])
             if want is not None and want.variant is not None:
-                reports = [r for r in reports if TargetId.parse(r.target).short == want.short]
+                fresh = [r for r in fresh if TargetId.parse(r.target).short == want.short]
+            reports = self._in_order(fresh, placed, out.get("order", []))
             for r in reports:
                 r.content_hash = result.content_hash
             unit_findings = from_wire(out.get("findings", []), list[Finding])
             result.reports += reports
             result.findings += unit_findings
+            if reach is not None and not out.get("tainted"):
+                self._keep_targets(unit_key, fresh, out.get("keys", []), placed)
             if (
                 reach is not None
                 and not out.get("tainted")
@@ -268,8 +291,16 @@ class Engine:
                 f"{path.name}: {reused} of {len(units)} target(s) reused (the edit cannot "
                 f"reach them)"
             )
+        if reuse:
+            self._log_books(path)
         result.duration = time.monotonic() - t0
         return result
+
+    def _log_books(self, path: Path) -> None:
+        self._log(
+            f"{path.name}: bookkeeping {getattr(_BOOKS, 'seconds', 0.0) * 1e3:.1f} ms (reach "
+            "keys, memo lookups, target keys)"
+        )
 
     def verify_rewrite(
         self,
@@ -310,6 +341,83 @@ class Engine:
         except JobCancelled:
             return {"verified": False, "checks": [], "cancelled": True}
 
+    def _unit_job(
+        self,
+        params: dict[str, Any],
+        unit: dict[str, Any],
+        unit_key: tuple[Any, ...],
+        cancel: CancelToken | None,
+        on_progress: ProgressFn | None,
+    ) -> tuple[dict[str, Any] | Finding, dict[str, tuple[Reach, UnitResult]]]:
+        """The unit's analysis job, and the results of the targets it did not analyse again
+        (their key held: see worker/targetkeys.py), moved to where they are now. A result that
+        cannot be moved is asked for again (JobCancelled passes through)."""
+        known = self.memo.target_keys(unit_key) if params["target_keys"] else []
+        while True:
+            out = self._job(
+                "analyze",
+                dict(params, known_targets=known),
+                Path(unit["path"]),
+                unit["line"],
+                self._target_name(unit),
+                cancel,
+                on_progress,
+            )
+            if isinstance(out, Finding):
+                return out, {}
+            t0 = time.perf_counter()
+            _BOOKS.seconds = getattr(_BOOKS, "seconds", 0.0) + float(out.get("keys_s", 0.0))
+            placed: dict[str, tuple[Reach, UnitResult]] = {}
+            for entry in out.get("reused", []):
+                key = from_wire(entry["key"], Reach)
+                got = self.memo.target(unit_key, key)
+                if got is None:
+                    known = [k for k in known if k != key.key]
+                    break
+                placed[entry["target"]] = (key, got)
+            else:
+                _BOOKS.seconds += time.perf_counter() - t0
+                self.targets_reused += len(placed)
+                self.targets_run += len(out.get("reports", [])) if params["target_keys"] else 0
+                if placed:
+                    self._log(
+                        f"{unit['name']}: {len(placed)} of {len(out.get('order', []))} "
+                        "target(s) reused (the edit cannot reach them)"
+                    )
+                return out, placed
+
+    @staticmethod
+    def _in_order(
+        fresh: list[TargetReport],
+        placed: dict[str, tuple[Reach, UnitResult]],
+        order: list[str],
+    ) -> list[TargetReport]:
+        """The fresh and the reused targets' reports, in the order the example returned them."""
+        by_name = {r.target: r for r in fresh}
+        for name, (_key, got) in placed.items():
+            by_name[name] = replace(got.reports[0])
+        ranked = {name: i for i, name in enumerate(order)}
+        return sorted(by_name.values(), key=lambda r: ranked.get(r.target, len(ranked)))
+
+    @_booked
+    def _keep_targets(
+        self,
+        unit_key: tuple[Any, ...],
+        fresh: list[TargetReport],
+        keys: list[Any],
+        placed: dict[str, tuple[Reach, UnitResult]],
+    ) -> None:
+        """The unit's targets by key, for its next run: those analysed now and those reused."""
+        results = {key.key: got for key, got in placed.values()}
+        for report, wire in zip(fresh, keys, strict=False):
+            if wire is None:
+                continue
+            key = from_wire(wire, Reach)
+            if self._known(key, [report], []):
+                results[key.key] = UnitResult(key, [report], [])
+        self.memo.put_targets(unit_key, results)
+
+    @_booked
     def _reach(self, unit: dict[str, Any], path: Path, text: str | None) -> Reach:
         upath = os.path.realpath(unit["path"])
         reach = self.reachability.of(upath, unit["attr"], text if upath == str(path) else None)
@@ -336,6 +444,7 @@ class Engine:
             self._log(f"a target reached {names} in a way the source does not show: not reused")
         return not unseen
 
+    @_booked
     def _reused(
         self, unit: dict[str, Any], checks: list[str], reach: Reach, result: FileResult
     ) -> bool:
@@ -348,6 +457,7 @@ class Engine:
         result.findings += got.findings
         return True
 
+    @_booked
     def _all_reused(
         self, result: FileResult, file_key: tuple[Any, ...], checks: list[str], text: str | None
     ) -> bool:

@@ -41,6 +41,27 @@ class Memo:
         self._lock = threading.Lock()
         self._units: OrderedDict[tuple[Any, ...], UnitResult] = OrderedDict()
         self._files: OrderedDict[tuple[Any, ...], Units] = OrderedDict()
+        # Per unit, the last result of each of its targets by the target's key (a unit whose
+        # example returns several models: worker/targetkeys.py).
+        self._targets: OrderedDict[tuple[Any, ...], dict[str, UnitResult]] = OrderedDict()
+
+    def target_keys(self, unit: tuple[Any, ...]) -> list[str]:
+        with self._lock:
+            return list(self._targets.get(unit, {}))
+
+    def target(self, unit: tuple[Any, ...], reach: Reach) -> UnitResult | None:
+        """A target's last result under the same key, moved to where its definitions are now."""
+        with self._lock:
+            got = self._targets.get(unit, {}).get(reach.key)
+        return None if got is None else moved(got, reach.spans)
+
+    def put_targets(self, unit: tuple[Any, ...], results: dict[str, UnitResult]) -> None:
+        """The unit's targets as they are now (the results of older versions go)."""
+        with self._lock:
+            self._targets[unit] = results
+            self._targets.move_to_end(unit)
+            while len(self._targets) > MAX_UNITS:
+                self._targets.popitem(last=False)
 
     def unit(self, key: tuple[Any, ...], reach: Reach) -> UnitResult | None:
         """The unit's last result if it reached the same code, moved to where it is now."""
@@ -73,6 +94,7 @@ class Memo:
         with self._lock:
             self._units.clear()
             self._files.clear()
+            self._targets.clear()
 
 
 class _Shift:

@@ -321,7 +321,7 @@ def find_breaks(
 ) -> BreakResult:
     torch._dynamo.reset()
     torchcompat.clear_compilation_metrics()
-    with GraphBreakLog() as cap:
+    with GraphBreakLog() as cap, torchcompat.without_guard_latency_profile():
         out = torch._dynamo.explain(fn)(*call.args, **call.kwargs)
     metrics = torchcompat.compilation_metrics()
     sites = with_skipped_frames(collect_sites(out, cap, ws, anchor), metrics, ws)

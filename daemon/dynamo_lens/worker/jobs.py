@@ -10,6 +10,7 @@ import functools
 import importlib
 import inspect
 import platform
+import random
 import sys
 import time
 import types
@@ -32,6 +33,7 @@ from . import (
     lastcheck,
     recompiles,
     settings,
+    targetkeys,
     timings,
     torchcompat,
     tracefile,
@@ -193,8 +195,27 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         env["devices_missing"] = missing
     reports = []
     skipped: list[str] = []
+    # Several targets from one example: each gets a key (targetkeys.py), and one whose key the
+    # parent holds a result for is not analysed again (an edit in another model's forward).
+    known = set(params.get("known_targets", []))
+    keyed = bool(params.get("target_keys")) and len(targets) > 1
+    keys: list[Any] = []
+    reused: list[dict[str, Any]] = []
+    tensors: dict[tuple[int, ...], bytes] = {}
+    keys_s = 0.0  # what the keys cost: the daemon logs it as bookkeeping
+    # Each target starts from the random state the example left, whichever ran before it: a
+    # target's findings never depend on the others' (nor on which of them were reused).
+    start = _RandomState()
     for ti, target in enumerate(targets):
         tid = str(TargetId.parse(target.name)._replace(file=_rel(unit.path, ws)))
+        t0 = time.perf_counter()
+        key = targetkeys.key_of(target, unit, ws, tensors) if keyed else None
+        keys_s += time.perf_counter() - t0
+        if key is not None and key.key in known:
+            reused.append({"target": tid, "key": to_wire(key)})
+            continue
+        keys.append(to_wire(key) if key is not None else None)
+        start.restore()
         run = _TargetRun(target, ws, cfg, env, checks, tid, path)
         reports.append(
             run.execute(
@@ -207,7 +228,30 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             )
         )
         skipped += run.skipped
-    return {"reports": to_wire(reports), "findings": [], "skipped": skipped}
+    return {
+        "reports": to_wire(reports),
+        "findings": [],
+        "skipped": skipped,
+        "keys": keys,
+        "keys_s": keys_s,
+        "reused": reused,
+        "order": [str(TargetId.parse(t.name)._replace(file=_rel(unit.path, ws))) for t in targets],
+    }
+
+
+class _RandomState:
+    """torch's and Python's random state, as it is now, to start each target from."""
+
+    def __init__(self) -> None:
+        self.torch = torch.random.get_rng_state()
+        self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+        self.python = random.getstate()
+
+    def restore(self) -> None:
+        torch.random.set_rng_state(self.torch)
+        if self.cuda is not None:
+            torch.cuda.set_rng_state_all(self.cuda)
+        random.setstate(self.python)
 
 
 def _skip_reason(what: str, exc: BaseException) -> str:

@@ -443,7 +443,8 @@ def find_recompiles(
         compiled = torch.compile(target.fn, backend=backend, dynamic=dynamic)
         cap = TraceCapture()
         after_call: list[int] = []  # metrics records seen after each call
-        with cap, _recompile_limit(limit), torchcompat.guard_user_lines():
+        quick = torchcompat.without_guard_latency_profile()
+        with cap, _recompile_limit(limit), torchcompat.guard_user_lines(), quick:
             for call in fam:
                 variants.append(describe_call(call))
                 try:
