@@ -204,6 +204,9 @@ class Engine:
             "config_targets": config_targets,
             "guess": guess,
             "guess_skip": skip,
+            # Reusing results, the worker may also keep the workspace modules an edit cannot
+            # have changed (worker/warmmodules.py); without, every analysis starts afresh.
+            "warm": reuse,
         }
         if cwd is not None:  # the worker runs the file's code from there (a notebook's folder)
             base["cwd"] = cwd
@@ -221,6 +224,11 @@ class Engine:
             return result
         result.findings += from_wire(found.get("findings", []), list[Finding])
         result.imports = list(found.get("imports", []))
+        if found.get("warm"):
+            self._log(
+                f"{path.name}: {len(found['warm'])} workspace module(s) kept warm, not executed "
+                f"again ({', '.join(found['warm'][:3])}{', …' if len(found['warm']) > 3 else ''})"
+            )
         if found.get("tainted"):
             result.interrupted = True
             self._log(f"{path.name}: importing it left the worker changed: {found['tainted']}")

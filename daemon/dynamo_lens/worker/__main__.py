@@ -108,6 +108,9 @@ def main() -> int:
     except BaseException as exc:
         chan.send({"ev": "fatal", "error": _describe(exc)})
         return 1
+    from . import warmmodules
+
+    warmmodules.install()  # workspace modules recorded as they run: kept warm where safe
     # torch's ~2.4k modules and their objects live as long as the worker: moved out of the
     # collector's reach, a full collection in the middle of a job scans only what jobs made
     # (without this, one in every few analyses paid a ~200 ms gen-2 pass). No collect() first:

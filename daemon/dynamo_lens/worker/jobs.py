@@ -38,6 +38,7 @@ from . import (
     torchcompat,
     tracefile,
     verify,
+    warmmodules,
 )
 from .cancel import Cancelled
 from .usercode import (
@@ -100,9 +101,18 @@ def _rel(path: str, ws: Workspace) -> str:
 _FRESH: dict[str, str] = {}
 
 
-def _fresh_import(path: Path, ws: Workspace, content: str) -> types.ModuleType:
-    if _FRESH.get(str(path)) != content or not content:
+def _fresh_import(path: Path, ws: Workspace, content: str, warm: bool = False) -> types.ModuleType:
+    """``path``'s module as its bytes ``content`` make it. ``warm``: workspace modules a fresh
+    import could not change stay imported (warmmodules.py); else every one is imported again."""
+    warmmodules.begin(ws)
+    fresh = _FRESH.get(str(path)) != content or not content
+    if warm:
+        # Also for the same bytes: a module it imports may have changed since (a job of the
+        # same analysis in another worker of the pool).
+        warmmodules.purge(ws, str(path), fresh)
+    elif fresh:
         purge_workspace_modules(ws)
+    if fresh:
         _FRESH.clear()
     module = import_file(path, ws)
     _FRESH[str(path)] = content
@@ -121,7 +131,7 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     tap = tracefile.start(Path(trace_to)) if isinstance(trace_to, str) else None
     try:
         with torchcompat.guard_user_lines() if tap else contextlib.nullcontext():
-            module = _fresh_import(path, ws, str(params.get("hash", "")))
+            module = _fresh_import(path, ws, str(params.get("hash", "")), bool(params.get("warm")))
     except Cancelled:
         raise
     except BaseException as exc:  # user code: SystemExit and friends included
@@ -134,7 +144,8 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     guess = bool(params.get("guess", cfg.guess_targets))
     units = discover(module, path, attrs, guess, skip=set(params.get("guess_skip", [])))
     imports = sorted({f for _, f in workspace_modules(ws)})
-    return {"units": to_wire(units), "findings": [], "imports": imports}
+    warm = list(warmmodules.KEPT)  # imported before, kept: not executed again
+    return {"units": to_wire(units), "findings": [], "imports": imports, "warm": warm}
 
 
 def resolve_backend(name: str) -> Any:
@@ -173,7 +184,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     mode = params.get("mode", cfg.mode)
     dynamic = params.get("dynamic", cfg.dynamic)
     try:
-        module = _fresh_import(path, ws, str(params.get("hash", "")))
+        module = _fresh_import(path, ws, str(params.get("hash", "")), bool(params.get("warm")))
         targets = targets_of(unit, module)
     except Cancelled:
         raise
