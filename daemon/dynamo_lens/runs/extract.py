@@ -22,10 +22,8 @@ from ..engine.source import file_hash
 from ..findings import (
     FileResult,
     Finding,
-    FindingData,
     Frame,
     Kind,
-    Severity,
     TargetReport,
 )
 from ..texts import breaktext, guards
@@ -69,7 +67,7 @@ class _Site:
     ranks: set[int] = field(default_factory=set)
     compiles: Counter[CompileId] = field(default_factory=Counter)  # records per compile
     co: str = ""  # the compiled frame's file (recompiles): where a limit hit belongs
-    base: str = ""  # the message before counts are added (findings() may run twice)
+    what: str = ""  # a recompile's guard in words, worded with its counts in findings()
     located: bool = True  # a recompile whose guard names its line
 
 
@@ -219,21 +217,20 @@ class RunReader:
             key = (g.kind, g.var, g.dim, co, line_number(m.get("co_firstlineno")), "unlocated")
         s = self._recompiles.get(key)
         if s is None:
-            what = guards.what(g) + (f" in {breaktext.where(origin)}" if origin else "")
-            data: FindingData = {"guard": g.text, "guard_kind": g.kind, "variable": g.var}
-            if origin is not None:
-                data["library"] = breaktext.where(origin)
+            place = breaktext.where(origin) if origin else ""
+            what = guards.what(g) + (f" in {place}" if place else "")
+            message, severity = guards.headline(what, 1)
             f = Finding.on(
                 at,
                 Kind.RECOMPILE,
-                Severity.INFORMATION,
-                f"Recompile: {what} changed",
+                severity,
+                message,
                 explanation=f"torch's failed guard: `{g.text}`.",
                 hints=[guards.fix(g)],
                 stack=stack,
-                data=data,
+                data=guards.facts(g, place),
             )
-            s = self._recompiles[key] = _Site(f, co=co, located=located)
+            s = self._recompiles[key] = _Site(f, co=co, located=located, what=what)
         s.count += 1
         if rec.rank is not None:
             s.ranks.add(rec.rank)
@@ -301,19 +298,11 @@ class RunReader:
         for s in self._recompiles.values():
             f = s.finding
             self._credit(s)
-            f.message = s.base or f.message
-            s.base = f.message
             per_rank = int(s.count / max(len(s.ranks), 1))
             hit = worst.get(s.co) is s
             f.data["limit_hit"] = hit
-            if per_rank >= 2 or hit:
-                f.severity = Severity.WARNING
-                plural = "s" if per_rank != 1 else ""
-                f.message = f.message.replace("Recompile:", "Recompile risk:", 1).replace(
-                    " changed", f" is specialised; {per_rank} recompile{plural}"
-                )
-                if hit:
-                    f.message += "; hit the recompile limit, later calls fall back to eager"
+            # Worded once the counts are known, as the worker words its own (texts/guards.py).
+            f.message, f.severity = guards.headline(s.what, per_rank, limit_hit=hit)
             f.data["recompiles"] = s.count
             out.append(self._finish(s))
         out.sort(key=lambda f: (f.path, f.line, f.column))

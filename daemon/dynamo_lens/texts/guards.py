@@ -7,7 +7,10 @@ The worker's recompile check and the readers of a run's trace share these.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ..findings import FindingData, Severity
 
 # A guard's line is short; a reason from a trace made anywhere may not be. Every regex below
 # runs on a bounded slice, and none can backtrack over it quadratically.
@@ -163,3 +166,52 @@ def what(g: Guard) -> str:
         "global": f"torch's global state ({g.var})",
         "guard": "a value Dynamo guards on",
     }[g.kind]
+
+
+def headline(
+    what: str,
+    count: int,
+    *,
+    then: str = "",
+    measured: str = "",
+    fresh: str = "",
+    seen: Sequence[str] = (),
+    by_value: bool = False,
+    limit: int | None = None,
+    limit_hit: bool = False,
+) -> tuple[str, Severity]:
+    """A recompile's message and severity, worded once for the worker's input variants and a
+    run's trace: one recompile that does not repeat is information ("Recompile: … changed");
+    more, one that repeats for a fresh value (``measured="repeats"``, the call ``fresh``), or
+    the limit is a risk. ``what``: ``what(g)``, with the library frame where it guards;
+    ``then``: what became of a single change; ``seen``: the values it specialised on
+    (``by_value``: a Python value or attribute) or the new values of a size."""
+    values = ", ".join(dict.fromkeys(seen))
+    if measured == "repeats":
+        # Seen once, then again with a fresh value: it will go on.
+        message = f"Recompile risk: {what} is specialised; every new value recompiles"
+        message += f" (measured: the fresh call {fresh} compiled again)"
+        if values and by_value:
+            message += f"; specialised on {values}"
+        return message, Severity.WARNING
+    if count <= 1 and not limit_hit:
+        message = f"Recompile: {what} changed" + (f"; one recompile, {then}" if then else "")
+        if measured == "once":
+            message += " (measured: a fresh value did not recompile)"
+        return message, Severity.INFORMATION
+    # The user's names only; torch's raw guard text (`L['args'][1]`) goes in the explanation.
+    message = f"Recompile risk: {what} is specialised; {count} recompile" + "s" * (count != 1)
+    if values:
+        message += f" (specialised on {values})" if by_value else f" (new values: {values})"
+    if limit_hit:
+        of = f" of {limit}" if limit else ""
+        message += f"; hit the recompile limit{of}, later calls fall back to eager"
+    return message, Severity.WARNING
+
+
+def facts(g: Guard, origin: str = "") -> FindingData:
+    """What a recompile finding carries about its guard, wherever it was found."""
+    data: FindingData = {"guard": g.text, "guard_kind": g.kind, "variable": g.var}
+    if origin:
+        data["library"] = origin
+    return data

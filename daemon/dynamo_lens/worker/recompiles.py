@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..findings import Finding, FindingData, Frame, Kind, Severity
+from ..findings import Finding, FindingData, Frame, Kind
 from ..texts import guards
 from ..texts.guards import (
     HINT_RE,
@@ -28,7 +28,6 @@ from ..texts.guards import (
     frames_in,
     split_reason,
 )
-from ..texts.guards import what as _what
 from ..texts.locate import (
     Workspace,
     call_line,
@@ -181,46 +180,33 @@ def _finding(
 ) -> Finding:
     # names, own: the target's parameters and code; a callee's `x` is not the target's
     g = group.guard
-    absorbed_once = absorbed(group)
-    severity = Severity.INFORMATION if absorbed_once else Severity.WARNING
     if group.located:
         span = expression_span(group.path, group.line, "len" if g.kind == "len" else None)
     else:
         param = g.var.split(".")[0].split("[")[0]
         span = parameter_span(group.path, group.first_line, param)
-    seen = ", ".join(dict.fromkeys(group.seen)) if group.seen else ""
     # A guard in library code: say where, since the user's line holds only the call.
-    what = _what(g) + (f" in {where(group.origin)}" if group.origin is not None else "")
-    if absorbed_once:
-        then = (
-            "then automatic dynamic shapes made it dynamic"
-            if g.kind == "size" or (not declared and g.kind in ("value", "attr"))
-            else "and both graphs stay cached for later calls"
-        )
-        message = f"Recompile: {what} changed; one recompile, {then}"
-        if group.measured == "once":
-            message += " (measured: a fresh value did not recompile)"
-    elif group.measured == "repeats":
-        # Seen once in the example, then again with a fresh value: it will go on.
-        message = f"Recompile risk: {what} is specialised; every new value recompiles"
-        message += f" (measured: the fresh call {group.fresh} compiled again)"
-        if seen and g.kind in ("value", "attr"):
-            message += f"; specialised on {seen}"
-    else:
-        n = group.count
-        # The user's names only; torch's raw guard text (`L['args'][1]`) goes in the explanation.
-        message = f"Recompile risk: {what} is specialised; {n} recompile" + ("s" if n != 1 else "")
-        if seen and g.kind in ("value", "attr"):
-            message += f" (specialised on {seen})"
-        elif seen:
-            message += f" (new values: {seen})"
-        if group.limit_hit:
-            message += f"; hit the recompile limit of {limit}, later calls fall back to eager"
+    origin = where(group.origin) if group.origin is not None else ""
+    what = guards.what(g) + (f" in {origin}" if origin else "")
+    then = (
+        "then automatic dynamic shapes made it dynamic"
+        if g.kind == "size" or (not declared and g.kind in ("value", "attr"))
+        else "and both graphs stay cached for later calls"
+    )
+    message, severity = guards.headline(
+        what,
+        group.count,
+        then=then,
+        measured=group.measured,
+        fresh=group.fresh,
+        seen=group.seen,
+        by_value=g.kind in ("value", "attr"),
+        limit=limit,
+        limit_hit=group.limit_hit,
+    )
     fix = guards.fix(g)
     data: FindingData = {
-        "guard": g.text,
-        "guard_kind": g.kind,
-        "variable": g.var,
+        **guards.facts(g),
         "recompiles": group.count,
         "values": list(dict.fromkeys(group.seen)),
         "limit_hit": group.limit_hit,
@@ -235,8 +221,8 @@ def _finding(
             data["mark_dynamic"]["arg"] = arg
             if positions is not None:
                 data["mark_dynamic"]["calls"] = list(positions)
-    if group.origin is not None:
-        data["library"] = where(group.origin)
+    if origin:
+        data["library"] = origin
     return Finding(
         kind=Kind.RECOMPILE,
         severity=severity,
