@@ -29,9 +29,10 @@ from .scheduler import Job, Scheduler
 # How long a request waits for a newer one for the same file. Opens come one at a time. A save
 # of a quiet file starts at once; the saves of a burst (save all, a formatter) arrive within a
 # few milliseconds of each other, and each one after the first cancels the running analysis and
-# waits this long for the next. Disk events are already debounced by the watcher; dependants
-# wait as long, since several helpers may change together (a re-check of an importer that the
-# edit cannot reach reuses its results without running anything: engine/reuse.py).
+# waits this long for the next. Disk events are already debounced by the watcher; the
+# dependants of a disk event wait as long, since several helpers may change together, and those
+# of a save as long as a save (a re-check of an importer that the edit cannot reach reuses its
+# results without running anything: engine/reuse.py).
 DELAY = {"open": 0.0, "save": 0.015, "disk": 0.05, "dependency": 0.05}
 # A save whose bytes are not on disk yet (the editor is still writing them) is read again after
 # these delays, then analysed as the disk has it; a newer save or disk event wins meanwhile.
@@ -87,18 +88,20 @@ class Analyses:
             delay = 0.0
         self.scheduler.submit(path, doc.version or 0, wanted, reason, delay=delay)
         if reason in ("save", "disk"):
-            # A changed helper re-checks the targets that import it.
+            # A changed helper re-checks the targets that import it: after a save, as soon as
+            # a save would start (the saves of a burst come within milliseconds: the newest
+            # request still wins); after a disk event, once the others settle.
             for p in self.dependants(path):
-                self.recheck(p)
+                self.recheck(p, DELAY["save"] if reason == "save" else DELAY["dependency"])
 
-    def recheck(self, path: str) -> None:
-        """``path`` imports a file that changed: analyse it again, after the others settle."""
+    def recheck(self, path: str, delay: float = DELAY["dependency"]) -> None:
+        """``path`` imports a file that changed: analyse it again."""
         self.scheduler.submit(
             path,
             self.ctx.docs.get(path).version or 0,
             self.wanted_checks(),
             "dependency",
-            delay=DELAY["dependency"],
+            delay=delay,
         )
 
     def dependants(self, path: str) -> list[str]:
