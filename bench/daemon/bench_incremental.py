@@ -133,7 +133,9 @@ async def save(daemon: Daemon, path: Path, text: str, version: int) -> float:
 
 
 CASES = ("one", "all", "helper", "comment")
-GOALS = {"one": 0.4, "all": 1.1, "helper": 0.3, "comment": 0.3}
+# The issue's goals (for four targets; the same bars are shown for two and eight). A comment
+# has none: nothing runs.
+GOALS: dict[str, float | None] = {"one": 0.4, "all": 1.1, "helper": 0.3, "comment": None}
 WHAT = {
     "one": "a line in one model's forward",
     "all": "a line every model reaches",
@@ -217,11 +219,16 @@ def report(out: Out, args: argparse.Namespace, wall: float) -> str:
         for case in CASES:
             cell = out[(n, case)]
             s, f = cell["save"], cell["floor"]
-            met = q_ratio(s, f)[1] <= GOALS[case]
+            goal = GOALS[case]
+            met = (
+                "—"
+                if goal is None
+                else f"≤ {goal}× {'met' if q_ratio(s, f)[1] <= goal else 'NOT met'}"
+            )
             share = statistics.median(b / x for b, x in zip(cell["books"], s, strict=True))
             rows.append(
                 f"| {n} | {WHAT[case]} | {fmt_ms(f)} | {fmt_ms(s)} | **{ratio_cell(s, f)}** | "
-                f"≤ {GOALS[case]}× {'met' if met else 'NOT met'} | "
+                f"{met} | "
                 f"{statistics.median(cell['books']) * 1e3:.1f} ms ({share:.1%}) |"
             )
     return f"""# Incremental re-analysis over LSP: only the targets an edit reaches

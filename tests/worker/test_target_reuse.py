@@ -142,8 +142,8 @@ def _target(fn: object, *args: object) -> Target:
 
 def _key(ws: Path, target: Target) -> str | None:
     unit = Unit("compile_example", "example", str(ws / "zoo.py"), 1, "compile_example")
-    key = targetkeys.key_of(target, unit, Workspace(ws, ()), {})
-    return None if key is None else key.key
+    keys, _ = targetkeys.keys_of([target], unit, Workspace(ws, ()))
+    return keys[0].key if keys else None
 
 
 def test_a_target_key_reads_weights_inputs_and_attributes(tmp_path: Path) -> None:
@@ -158,7 +158,124 @@ def test_a_target_key_reads_weights_inputs_and_attributes(tmp_path: Path) -> Non
         model.weight[0, 0] += 1  # in place: the same tensor, a new version
     changed = _key(tmp_path, _target(model, x))
     assert changed != base, "other weights"
-    model.extra_flag = True  # an attribute forward might read
+    setattr(model, "extra_flag", True)  # noqa: B010 (an attribute forward might read)
     assert _key(tmp_path, _target(model, x)) != changed
     # State it cannot read: no key, so the target is analysed every time.
     assert _key(tmp_path, _target(model, x, torch.Generator())) is None
+    # A subclass of a builtin keeps its attributes and its value in the key.
+    tagged = type("Cfg", (dict,), {})(scale=2)
+    tagged.verbose = True
+    verbose = _key(tmp_path, _target(model, x, tagged))
+    tagged.verbose = False
+    assert _key(tmp_path, _target(model, x, tagged)) != verbose
+    width = type("Width", (int,), {})
+    assert _key(tmp_path, _target(model, x, width(1))) != _key(
+        tmp_path, _target(model, x, width(2))
+    )
+    # A conjugate view is keyed; an expanded tensor by its storage, not a 1 GiB copy.
+    assert _key(tmp_path, _target(model, torch.randn(3, dtype=torch.cfloat).conj())) is not None
+    wide = torch.randn(1, 1024).expand(256 * 1024, 1024)
+    assert _key(tmp_path, _target(model, wide)) is not None
+
+
+# From a hostile review: cases where a target's code, or what it sees, changes without its own
+# class changing. Each state's incremental result must equal a from-scratch one.
+SCENARIOS: dict[str, list[dict[str, str]]] = {
+    # A workspace block inside a wrapper (or an nn.Sequential): its code is the target's too.
+    "injected": [
+        {
+            "inj_blocks.py": "from torch import nn\n\n\nclass Block(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+            "        return self.fc(x)\n",
+            "inj.py": "import torch\nfrom torch import nn\nfrom inj_blocks import Block\n\n\n"
+            "class Other(nn.Module):\n    def forward(self, x):\n        return x * 2\n\n\n"
+            "def compile_example():\n    torch.manual_seed(0)\n    x = torch.randn(2, 4)\n"
+            "    return [(nn.Sequential(Block(), nn.ReLU()), (x,)), (Other(), (x,))]\n",
+        },
+        {"inj_blocks.py": "return self.fc(x)->print('block')\n        return self.fc(x)"},
+    ],
+    # A partial of a method: the method's class is the target's code.
+    "partial": [
+        {
+            "par.py": "import functools\nimport torch\nfrom torch import nn\n\n\n"
+            "class Net(nn.Module):\n    def forward(self, x, scale):\n"
+            "        return x * scale\n\n\nclass Other(nn.Module):\n"
+            "    def forward(self, x):\n        return x * 2\n\n\ndef compile_example():\n"
+            "    torch.manual_seed(0)\n    x = torch.randn(2, 4)\n"
+            "    return [(functools.partial(Net().forward, scale=2.0), (x,)), (Other(), (x,))]\n",
+        },
+        {"par.py": "return x * scale->print('net')\n        return x * scale"},
+    ],
+    # A helper the example calls sets a global a forward reads: the example's reach.
+    "setup": [
+        {
+            "setup_conf.py": 'MODE = "fast"\n',
+            "setup_helpers.py": "import setup_conf\n\n\ndef setup():\n"
+            '    setup_conf.MODE = "debug"\n',
+            "setup_main.py": "import torch\nfrom torch import nn\nimport setup_conf\n"
+            "from setup_helpers import setup\n\n\nclass Net(nn.Module):\n"
+            "    def forward(self, x):\n        if setup_conf.MODE == 'debug':\n"
+            "            print('debugging')\n        return x * 2\n\n\nclass Other(nn.Module):\n"
+            "    def forward(self, x):\n        return x + 1\n\n\ndef compile_example():\n"
+            "    setup()\n    torch.manual_seed(0)\n    x = torch.randn(2, 4)\n"
+            "    return [(Net(), (x,)), (Other(), (x,))]\n",
+        },
+        {"setup_helpers.py": '"debug"->"fast"'},
+    ],
+    # One target's forward writes a module's dict that the other's reads: not independent.
+    "shared-global": [
+        {
+            "glob_common.py": "STATE = {}\n",
+            "glob_a.py": "from torch import nn\nimport glob_common\n\n\nclass A(nn.Module):\n"
+            "    def forward(self, x):\n        glob_common.STATE['on'] = True\n"
+            "        return x + 1\n",
+            "glob_main.py": "import torch\nfrom torch import nn\nimport glob_common\n\n\n"
+            "class B(nn.Module):\n    def forward(self, x):\n"
+            "        if glob_common.STATE.get('on'):\n            print('on')\n"
+            "        return x * 2\n\n\ndef compile_example():\n    from glob_a import A\n\n"
+            "    torch.manual_seed(0)\n    x = torch.randn(2, 4)\n"
+            "    return [(A(), (x,)), (B(), (x,))]\n",
+        },
+        {"glob_a.py": "True->False"},
+    ],
+    # Two targets share a model with a Python counter its forward bumps.
+    "shared-counter": [
+        {
+            "counter.py": "import torch\nfrom torch import nn\n\n\nclass Counted(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.calls = 0\n\n"
+            "    def forward(self, x):\n        self.calls += 1\n        if self.calls > 8:\n"
+            "            print('warm')\n        return x * 2\n\n\nclass Wrap(nn.Module):\n"
+            "    def __init__(self, inner):\n        super().__init__()\n"
+            "        self.inner = inner\n\n    def forward(self, x):\n"
+            "        return self.inner(x) + 1\n\n\ndef compile_example():\n"
+            "    torch.manual_seed(0)\n    x = torch.randn(2, 4)\n    m = Counted()\n"
+            "    return [(m, (x,)), (Wrap(m), (x,))]\n",
+        },
+        {"counter.py": "+ 1->+ 2"},
+    ],
+}
+
+
+def _apply(ws: Path, state: dict[str, str]) -> None:
+    """Writes a state: a file's text, or an edit of it ("a->b": a replaced by b)."""
+    for name, text in state.items():
+        path = ws / name
+        if "->" in text and path.exists():
+            old, new = text.split("->")
+            assert old in path.read_text(), (name, old)
+            path.write_text(path.read_text().replace(old, new))
+        else:
+            path.write_text(text)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_what_a_target_sees_through_its_objects_is_in_its_key(engine: Engine, name: str) -> None:
+    states = SCENARIOS[name]
+    main = next(f for f in states[0] if "compile_example" in states[0][f])
+    for state in states:
+        _apply(engine.root, state)
+        path = engine.root / main
+        inc = engine.analyze_file(path, CHECKS, reuse=True)
+        fresh = engine.analyze_file(path, CHECKS)
+        assert comparable(inc) == comparable(fresh), (name, state)

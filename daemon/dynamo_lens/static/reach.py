@@ -183,8 +183,16 @@ class Reachability:
                         return real
         return None
 
-    def of(self, path: str, name: str, text: str | None = None) -> Reach:
-        """What the definition ``name`` of ``path`` (its text, if given) can reach."""
+    def of(
+        self,
+        path: str,
+        name: str,
+        text: str | None = None,
+        stop: frozenset[tuple[str, str]] = frozenset(),
+    ) -> Reach:
+        """What the definition ``name`` of ``path`` (its text, if given) can reach; the
+        definitions in ``stop`` ((real path, name)) are not followed (an example's targets,
+        keyed on their own)."""
         path = os.path.realpath(path)
         start = self._module(path, text)
         if start is None:
@@ -234,7 +242,7 @@ class Reachability:
         while todo:
             mpath, dname = todo.pop()
             mod = module(mpath)
-            if mod is None or (mpath, dname) in reached:
+            if mod is None or (mpath, dname) in reached or (mpath, dname) in stop:
                 continue
             if mod.star:
                 everything(mpath)
@@ -283,22 +291,6 @@ class Reachability:
                 spans.append(Span(mpath, dname, _first_line(node), node.end_lineno or node.lineno))
         why = "; ".join(dict.fromkeys(uncertain))
         return Reach(digest.hexdigest(), spans, why, sorted(modules))
-
-    def own(self, path: str, name: str) -> Reach | None:
-        """The definition ``name`` of ``path`` alone, with its module's statements: what one
-        target of a ``compile_example`` shares with the others (the example that builds them),
-        where the target's own code is ``of`` its definition. None if it is not there."""
-        path = os.path.realpath(path)
-        mod = self._module(path)
-        node = mod.defs.get(name) if mod is not None else None
-        if mod is None or node is None:
-            return None
-        digest = hashlib.sha256(f"\0own {os.path.relpath(path, self.root)}\0".encode())
-        for stmt in mod.statements:
-            digest.update(stmt.encode() + b"\0")
-        digest.update(f"\0def {name}\0".encode() + _source(mod.text, node).encode())
-        span = Span(path, name, _first_line(node), node.end_lineno or node.lineno)
-        return Reach(digest.hexdigest(), [span], "", [path])
 
 
 def _plain(decorator: ast.expr) -> bool:

@@ -209,23 +209,24 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     # Several targets from one example: each gets a key (targetkeys.py), and one whose key the
     # parent holds a result for is not analysed again (an edit in another model's forward).
     known = set(params.get("known_targets", []))
-    keyed = bool(params.get("target_keys")) and len(targets) > 1
+    t0 = time.perf_counter()
     keys: list[Any] = []
+    watch: targetkeys.Watch | None = None
+    if params.get("target_keys") and len(targets) > 1:
+        keys, watch = targetkeys.keys_of(targets, unit, ws)
+    keys_s = time.perf_counter() - t0  # what the keys cost: the daemon logs it as bookkeeping
     reused: list[dict[str, Any]] = []
-    tensors: dict[tuple[int, ...], bytes] = {}
-    keys_s = 0.0  # what the keys cost: the daemon logs it as bookkeeping
-    # Each target starts from the random state the example left, whichever ran before it: a
-    # target's findings never depend on the others' (nor on which of them were reused).
-    start = _RandomState()
+    ran: list[Any] = []  # the keys of the targets analysed now, in order
+    # Each target starts from the random state and torch settings the example left, whichever
+    # ran before it: its findings never depend on which of the others ran or were reused.
+    start = _StartState()
     for ti, target in enumerate(targets):
         tid = str(TargetId.parse(target.name)._replace(file=_rel(unit.path, ws)))
-        t0 = time.perf_counter()
-        key = targetkeys.key_of(target, unit, ws, tensors) if keyed else None
-        keys_s += time.perf_counter() - t0
+        key = keys[ti] if keys else None
         if key is not None and key.key in known:
             reused.append({"target": tid, "key": to_wire(key)})
             continue
-        keys.append(to_wire(key) if key is not None else None)
+        ran.append(to_wire(key) if key is not None else None)
         start.restore()
         run = _TargetRun(target, ws, cfg, env, checks, tid, path)
         reports.append(
@@ -239,30 +240,40 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             )
         )
         skipped += run.skipped
+        if keys and watch is not None and watch.changed():
+            # This target's analysis changed what another one sees (an object they share, a
+            # workspace module's global): the targets are not independent. The rest run, and
+            # no result of this unit is kept by key.
+            keys = []
+            ran = [None] * len(ran)
+    keys_out = ran
     return {
         "reports": to_wire(reports),
         "findings": [],
         "skipped": skipped,
-        "keys": keys,
+        "keys": keys_out,
         "keys_s": keys_s,
         "reused": reused,
         "order": [str(TargetId.parse(t.name)._replace(file=_rel(unit.path, ws))) for t in targets],
     }
 
 
-class _RandomState:
-    """torch's and Python's random state, as it is now, to start each target from."""
+class _StartState:
+    """torch's and Python's random state and torch's compiler settings, as they are now, to
+    start each target from."""
 
     def __init__(self) -> None:
         self.torch = torch.random.get_rng_state()
         self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
         self.python = random.getstate()
+        self.settings = settings.save()
 
     def restore(self) -> None:
         torch.random.set_rng_state(self.torch)
         if self.cuda is not None:
             torch.cuda.set_rng_state_all(self.cuda)
         random.setstate(self.python)
+        settings.restore(self.settings)
 
 
 def _skip_reason(what: str, exc: BaseException) -> str:

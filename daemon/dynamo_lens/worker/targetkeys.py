@@ -1,20 +1,27 @@
-"""The key one target of a unit is analysed under: after an edit, a ``compile_example`` that
-returns several models runs once, and only the targets whose key changed are analysed again.
+"""The keys the targets of one unit are analysed under: after an edit, a ``compile_example``
+that returns several models runs once, and only the targets whose key changed are analysed
+again.
 
 A target's key holds what its result can depend on:
 
-- the source its code reaches (``static.reach``: its class or function, what that names, the
-  statements of each module reached), or its qualified name where that code is a library's
-  (libraries change with the environment, which the result cache keys separately);
-- the example that built it: that definition's own source and its module's statements (an
-  edit there may change any target it returns);
 - what the example handed over, by value: the model's parameters, buffers and attributes, and
-  every call's arguments, tensors by their bytes. Two targets built by the same lines from
-  other weights or inputs differ; a value that cannot be read for certain (a file handle, a
-  C object with no state we can see) gives no key, and the target is analysed every time.
+  every call's arguments, tensors by their bytes;
+- the source of every workspace definition the target's code can reach (``static.reach``):
+  from its class or function, and from each workspace class, function or method found in
+  those values (a workspace ``Block`` inside an ``nn.Sequential``, a ``forward`` replaced by a
+  helper, a ``partial`` of a method); a library's code is named, not read (libraries change with
+  the environment, which the result cache keys separately);
+- the example's own reach, less the definitions any target is keyed on: its source, the
+  helpers it calls to build models and inputs, the module statements of each.
 
-The spans of the definitions in the key go with it, so that a reused result's lines move with
-the text (engine/reuse.py).
+A value that cannot be read for certain (a file handle, a C object with no state we can see,
+more tensor bytes than ``MAX_BYTES``) gives no keys at all, and every target of the unit is
+analysed each time, as before. The spans of the definitions in a key go with it, so that a
+reused result's lines move with the text (engine/reuse.py).
+
+Targets are independent only if no target's analysis changes what another one sees:
+``Watch`` notes the objects more than one target holds and the workspace modules' bindings,
+and ``jobs.analyze_job`` gives no keys for a unit where analysing a target changed them.
 """
 
 from __future__ import annotations
@@ -25,69 +32,186 @@ import functools
 import hashlib
 import inspect
 import os
+import sys
 import types
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from ..static.reach import Reach, Reachability
 from ..texts.locate import Workspace
-from .usercode import Target, Unit, eager_of
+from .usercode import Target, Unit, eager_of, workspace_modules
 
 # One parser per workspace, for the worker's life: modules are parsed once per content.
 _REACH: dict[str, Reachability] = {}
 # Bounds on a walk: a model's attribute graph is a few thousand objects; past these, no key.
 _MAX_NODES = 200_000
 _MAX_DEPTH = 48
+# Tensor bytes read per unit (sha1 runs at ~1.2 GB/s here): past this, keys would cost more
+# than they save, and the unit's targets are all analysed.
+MAX_BYTES = 512 * 1024 * 1024
+
+Definition = tuple[str, str]  # (real path, top-level name) of a workspace definition
 
 
 class _Unreadable(Exception):
-    """A value whose state the digest cannot see: no key for the target."""
+    """A value whose state the digest cannot see: no keys for the unit."""
 
 
-def key_of(
-    target: Target, unit: Unit, ws: Workspace, tensors: dict[tuple[int, ...], bytes]
-) -> Reach | None:
-    """The target's key and the spans it covers, or None where it cannot be had.
-    ``tensors``: digests of tensors already read in this job (the targets of one example
-    often share a model), by identity, address and version."""
-    reachability = _REACH.setdefault(str(ws.root), Reachability(ws.root))
-    own = reachability.own(unit.path, unit.attr)
-    code = _code_reach(eager_of(target.fn), ws, reachability)
-    if own is None or code is None:
-        return None
+@dataclass
+class _Values:
+    digest: str
+    code: set[Definition]  # workspace definitions met in the values
+    objects: dict[int, Any] = field(default_factory=dict)  # every object met, by id
+
+
+def keys_of(targets: list[Target], unit: Unit, ws: Workspace) -> tuple[list[Reach], Watch]:
+    """Each target's key, in order, and what the targets share; ``[]`` where a key cannot be
+    had for every target (then all of them run)."""
+    watch = Watch(ws, {})
     try:
-        values = _Digest(tensors).of((target.fn, [(c.args, c.kwargs) for c in target.calls]))
-    except _Unreadable:
-        return None
-    spans = {(s.path, s.name): s for s in [*own.spans, *code.spans]}
-    head = f"{target.name}\0{target.kind}\0{len(target.calls)}\0{target.positions}\0"
-    key = hashlib.sha256(f"{head}{own.key}\0{code.key}\0{values}".encode()).hexdigest()
-    modules = sorted({*own.modules, *code.modules})
-    return Reach(key, list(spans.values()), code.uncertain, modules)
+        return _keys(targets, unit, ws, watch)
+    except Exception:
+        return [], watch
 
 
-def _code_reach(fn: Any, ws: Workspace, reachability: Reachability) -> Reach | None:
-    """What the target's code reaches: from the top-level definition that holds it."""
+def _keys(
+    targets: list[Target], unit: Unit, ws: Workspace, watch: Watch
+) -> tuple[list[Reach], Watch]:
+    reachability = _REACH.setdefault(str(ws.root), Reachability(ws.root))
+    budget = [MAX_BYTES]
+    tensors: dict[int, bytes] = {}
+    values: list[_Values] = []
+    roots: list[set[Definition]] = []
+    for target in targets:
+        digest = _Digest(ws, tensors, budget)
+        try:
+            got = digest.of((target.fn, [(c.args, c.kwargs) for c in target.calls]))
+        except _Unreadable:
+            return [], watch
+        root = _root(eager_of(target.fn), ws)
+        if root is None:
+            return [], watch
+        values.append(_Values(got, digest.code, digest.objects))
+        roots.append({r for r in [root, *digest.code] if r[0]})
+    keyed: set[Definition] = set().union(*roots)
+    own = reachability.of(unit.path, unit.attr, stop=frozenset(keyed))
+    if own.uncertain == "unparsable":
+        return [], watch
+    # Objects two targets hold: an analysis that changes one changes what the other sees.
+    seen: dict[int, int] = {}
+    for v in values:
+        for i in v.objects:
+            seen[i] = seen.get(i, 0) + 1
+    shared = {i: o for v in values for i, o in v.objects.items() if seen[i] > 1}
+    watch = Watch(ws, shared)
+    keys = []
+    for target, value, root_set in zip(targets, values, roots, strict=True):
+        code = [reachability.of(path, name) for path, name in sorted(root_set)]
+        if any(c.uncertain == "unparsable" for c in code):
+            return [], watch
+        spans = {(s.path, s.name): s for r in [own, *code] for s in r.spans}
+        head = f"{target.name}\0{target.kind}\0{len(target.calls)}\0{target.positions}\0"
+        library = _library(eager_of(target.fn), ws)
+        parts = [head, library, own.key, *(c.key for c in code), value.digest]
+        key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        modules = sorted({m for r in [own, *code] for m in r.modules})
+        why = "; ".join(dict.fromkeys(r.uncertain for r in [own, *code] if r.uncertain))
+        keys.append(Reach(key, list(spans.values()), why, modules))
+    return keys, watch
+
+
+def _root(fn: Any, ws: Workspace) -> Definition | None:
+    """The top-level workspace definition that holds the target's code; ``("", "")`` for a
+    library's code; None where none can be named (a lambda at module level)."""
     if isinstance(fn, types.MethodType):
         fn = fn.__self__ if isinstance(fn.__self__, torch.nn.Module) else fn.__func__
     if isinstance(fn, functools.partial):
-        fn = fn.func
+        return _root(fn.func, ws)
     obj = fn if inspect.isfunction(fn) or inspect.isclass(fn) else type(fn)
     obj = inspect.unwrap(obj) if inspect.isfunction(obj) else obj
-    try:
-        source = inspect.getsourcefile(obj)
-    except TypeError:
-        source = None
-    qualname = getattr(obj, "__qualname__", "")
-    if not source or not ws.contains(source):
-        # A library's code (or a builtin): named, not read.
-        return Reach(f"library {getattr(obj, '__module__', '')}.{qualname}")
-    top = qualname.split(".")[0]
-    if not top.isidentifier():
-        return None  # a lambda at module level: no definition of its own to key on
-    reach = reachability.of(os.path.realpath(source), top)
-    return None if reach.uncertain == "unparsable" else reach
+    found = _definition(obj, ws)
+    return ("", "") if found is None else (found if found[1] else None)
+
+
+def _library(fn: Any, ws: Workspace) -> str:
+    obj = fn if inspect.isfunction(fn) or inspect.isclass(fn) else type(fn)
+    return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', '')}"
+
+
+_FILES: dict[str, str | None] = {}  # module name -> its file, if a workspace one
+
+
+def _definition(obj: Any, ws: Workspace) -> Definition | None:
+    """(file, top-level name) of a class or function defined in a workspace file (the name
+    "" where it has none: a lambda); None for a library's."""
+    if isinstance(obj, types.FunctionType):
+        path = obj.__code__.co_filename
+    else:
+        module = getattr(obj, "__module__", None)
+        if not isinstance(module, str):
+            return None
+        if module not in _FILES:
+            f = getattr(sys.modules.get(module), "__file__", None)
+            _FILES[module] = f if isinstance(f, str) else None
+        path = _FILES[module] or ""
+    if not path or not ws.contains(path):
+        return None
+    top = getattr(obj, "__qualname__", "").split(".")[0]
+    return os.path.realpath(path), top if top.isidentifier() else ""
+
+
+class Watch:
+    """What one target's analysis could change for another: the objects they share, and the
+    workspace modules' bindings (a global a forward writes, a dict it fills)."""
+
+    def __init__(self, ws: Workspace, shared: dict[int, Any]) -> None:
+        self.ws, self.shared = ws, shared
+        self.before = self._state()
+
+    def _state(self) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for obj in self.shared.values():
+            out.append(_shallow(obj))
+        for name, _file in sorted(workspace_modules(self.ws)):
+            module = sys.modules.get(name)
+            if module is not None:
+                # Less the names Dynamo adds to a module it compiled (``__resume_at_96_6``).
+                names = {k: v for k, v in vars(module).items() if not _dynamo_name(k)}
+                out.append((name, _shallow(names)))
+        return tuple(out)
+
+    def changed(self) -> bool:
+        return self._state() != self.before
+
+
+def _shallow(obj: Any) -> Any:
+    """An object's state one level down, by identity (a tensor by its version)."""
+    if isinstance(obj, torch.Tensor):
+        return ("tensor", obj._version, obj.data_ptr(), tuple(obj.shape))
+    if isinstance(obj, dict):
+        return tuple((id(k), _leaf(v)) for k, v in list(obj.items()))
+    if isinstance(obj, list | set):
+        return tuple(_leaf(v) for v in list(obj))
+    state = getattr(obj, "__dict__", None)
+    if isinstance(state, dict):
+        return tuple((k, _leaf(v)) for k, v in list(state.items()))
+    return id(obj)
+
+
+def _leaf(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return (id(v), v._version)
+    if isinstance(v, dict):  # a registry or a flag table a forward writes into
+        return (id(v), tuple((id(k), id(x)) for k, x in list(v.items())[:1000]))
+    if isinstance(v, list | set):
+        return (id(v), tuple(id(x) for x in list(v)[:1000]))
+    return id(v)
+
+
+def _dynamo_name(key: str) -> bool:
+    return key.startswith("__") and not key.endswith("__")
 
 
 class _Digest:
@@ -95,11 +219,12 @@ class _Digest:
     objects' attributes; shared objects are digested once and then named by first position
     (two entries holding the same model differ from two holding equal copies)."""
 
-    def __init__(self, tensors: dict[tuple[int, ...], bytes]) -> None:
-        self.tensors = tensors
+    def __init__(self, ws: Workspace, tensors: dict[int, bytes], budget: list[int]) -> None:
+        self.ws, self.tensors, self.budget = ws, tensors, budget
         self.h = hashlib.blake2b(digest_size=20)
         self.seen: dict[int, int] = {}
-        self.keep: list[Any] = []  # what ``seen`` names stays alive until the walk ends
+        self.objects: dict[int, Any] = {}
+        self.code: set[Definition] = set()
         self.nodes = 0
 
     def of(self, value: Any) -> str:
@@ -109,13 +234,20 @@ class _Digest:
     def _put(self, *parts: object) -> None:
         self.h.update("\0".join(map(str, parts)).encode() + b"\1")
 
+    def _code(self, obj: Any) -> None:
+        found = _definition(obj, self.ws)
+        if found is not None:
+            if not found[1]:
+                raise _Unreadable("a lambda of the workspace's at module level")
+            self.code.add(found)
+
     def _walk(self, v: Any, depth: int) -> None:
         self.nodes += 1
         if self.nodes > _MAX_NODES or depth > _MAX_DEPTH:
             raise _Unreadable("too large")
         t = type(v)
         if v is None or t in (bool, int, float, complex, str):
-            self._put(t.__name__, repr(v))
+            self._put(t.__name__, repr(v) if t is not int or abs(v) < 1 << 64 else hex(v))
             return
         if t is bytes:
             self._put("bytes", len(v))
@@ -131,48 +263,62 @@ class _Digest:
             self._put("ref", self.seen[id(v)])
             return
         self.seen[id(v)] = len(self.seen)
-        self.keep.append(v)
+        self.objects[id(v)] = v
         if isinstance(v, torch.Tensor):
             self._tensor(v)
+            return
+        if not isinstance(v, type | types.FunctionType | types.MethodType | types.ModuleType):
+            self._code(t)  # an instance of a workspace class: its code is in the key
+        if isinstance(v, bool | int | float | complex | str | bytes):  # a subclass
+            self._put(t.__module__, t.__qualname__, repr(v) if len(repr(v)) < 1 << 16 else "")
         elif isinstance(v, list | tuple):  # torch.Size and named tuples too
             self._put(t.__qualname__, len(v))
             for x in v:
                 self._walk(x, depth + 1)
         elif isinstance(v, dict):
             self._put(t.__qualname__, len(v))
-            for k, x in v.items():
+            for k, x in list(v.items()):
                 self._walk(k, depth + 1)
                 self._walk(x, depth + 1)
         elif isinstance(v, set | frozenset):
-            items = sorted(repr(x) for x in v)
             if any(type(x) not in (bool, int, float, str, type(None)) for x in v):
                 raise _Unreadable("a set of objects")
-            self._put(t.__name__, *items)
+            self._put(t.__name__, *sorted(repr(x) for x in v))
         elif isinstance(v, type):
+            self._code(v)
             self._put("type", v.__module__, v.__qualname__)
+            return
         elif isinstance(v, types.FunctionType):
             self._function(v, depth)
+            return
         elif isinstance(v, types.MethodType):
             self._put("method", v.__func__.__qualname__)
+            self._walk(v.__func__, depth + 1)
             self._walk(v.__self__, depth + 1)
+            return
         elif isinstance(v, types.BuiltinFunctionType | types.ModuleType):
             self._put(t.__name__, getattr(v, "__module__", ""), getattr(v, "__qualname__", v))
+            return
         elif isinstance(v, functools.partial):
             self._put("partial")
             self._walk((v.func, v.args, v.keywords), depth + 1)
-        elif hasattr(v, "__dict__") or hasattr(t, "__slots__"):
-            self._put("object", t.__module__, t.__qualname__)
-            state = dict(getattr(v, "__dict__", {}))
-            for name in _slots(t):
-                if hasattr(v, name):
-                    state[name] = getattr(v, name)
-            self._walk(state, depth + 1)
-        else:
+        elif not (hasattr(v, "__dict__") or hasattr(t, "__slots__")):
             raise _Unreadable(t.__qualname__)
+        else:
+            self._put("object", t.__module__, t.__qualname__)
+        # The attributes of an object, or of a subclass of a builtin (a dict that is also a
+        # config object).
+        state = dict(vars(v)) if isinstance(getattr(v, "__dict__", None), dict) else {}
+        for name in _slots(t):
+            if hasattr(v, name):
+                state[name] = getattr(v, name)
+        if state or t not in (list, tuple, dict, set, frozenset):
+            self._walk(state, depth + 1)
 
     def _function(self, fn: types.FunctionType, depth: int) -> None:
-        # A workspace function's source is in the key by reach; its code object by value here
-        # too, for a lambda or a local function the example made.
+        # A workspace function's source is in the key by its reach; its code object by value
+        # here too, for a lambda or a local function the example made.
+        self._code(fn)
         code = fn.__code__
         self._put("function", fn.__module__, fn.__qualname__, code.co_names, code.co_varnames)
         self.h.update(code.co_code)
@@ -186,19 +332,38 @@ class _Digest:
         if t.layout != torch.strided or t.is_quantized or type(t) not in _PLAIN_TENSORS:
             raise _Unreadable("a tensor subclass, a sparse or quantized tensor")
         self._put("tensor", type(t).__name__, t.dtype, tuple(t.shape), t.requires_grad)
-        self._put(t.device.type, t.stride(), t.storage_offset())
+        self._put(t.device.type, t.stride(), t.storage_offset(), t.is_conj(), t.is_neg())
+        attrs = {k: v for k, v in vars(t).items()} if hasattr(t, "__dict__") else {}
+        if attrs:
+            self._walk(attrs, 1)
         if t.device.type == "meta" or t.numel() == 0:
             return
-        known = (id(t), t.data_ptr(), t._version)
-        if known not in self.tensors:
-            data = t.detach()
-            if data.device.type != "cpu":
-                data = data.cpu()
-            raw = data.contiguous().reshape(-1).view(torch.uint8)
-            # The tensor's memory as a buffer, read in place (no numpy, no copy).
-            memory = (ctypes.c_char * raw.numel()).from_address(raw.data_ptr())
-            self.tensors[known] = hashlib.blake2b(memory, digest_size=20).digest()
-        self.h.update(self.tensors[known])
+        if id(t) not in self.tensors:
+            self.tensors[id(t)] = self._bytes(t)
+        self.h.update(self.tensors[id(t)])
+
+    def _bytes(self, t: torch.Tensor) -> bytes:
+        """sha1 of the memory the tensor reads: its storage where a copy would be larger (an
+        expanded tensor), else its elements in order."""
+        data = t.detach()
+        if data.device.type != "cpu":
+            data = data.cpu()
+        storage = data.untyped_storage()
+        view_bytes = data.numel() * data.element_size()
+        if data.is_contiguous():
+            raw, size = data, view_bytes
+        elif storage.nbytes() <= view_bytes:
+            raw, size = None, storage.nbytes()  # the whole storage (shape, strides in the key)
+        else:
+            raw = data.resolve_conj().resolve_neg().contiguous()
+            size = view_bytes
+        self.budget[0] -= size
+        if self.budget[0] < 0:
+            raise _Unreadable("more tensor bytes than a key may read")
+        ptr = storage.data_ptr() if raw is None else raw.data_ptr()
+        # The memory as a buffer, read in place (no numpy, no copy).
+        memory = (ctypes.c_char * size).from_address(ptr)
+        return hashlib.sha1(memory).digest()
 
 
 _PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter, torch.nn.parameter.Buffer)

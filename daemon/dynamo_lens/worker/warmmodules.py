@@ -69,7 +69,16 @@ class _Record:
 _RECORDS: dict[str, _Record] = {}
 KEPT: list[str] = []  # the modules the last purge kept, for the job's reply
 _WORKSPACE: list[Workspace] = []  # the workspace of the job running now
-_PARSED: dict[str, tuple[bool, list[tuple[int, str, tuple[str, ...]]]]] = {}
+_PATH: list[list[str]] = []  # sys.path when the last purge ran
+_PARSED: dict[str, tuple[bool, list[tuple[int, str, tuple[str, ...]]], list[str]]] = {}
+_CODE = (
+    types.ModuleType,
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+)
 
 
 def install() -> None:
@@ -104,7 +113,10 @@ def _record(module: types.ModuleType, path: str, data: bytes) -> None:
         if len(_PARSED) > 4096:
             _PARSED.clear()
         _PARSED[digest] = _parse(data)
-    pure, imports = _PARSED[digest]
+    pure, imports, aliases = _PARSED[digest]
+    # A name bound to another's value must hold code or a module, not a value read at import.
+    values = vars(module)
+    pure = pure and all(isinstance(values.get(a), _CODE) for a in aliases)
     package = module.__package__ or ""
     names: set[str] = set()
     for level, name, froms in imports:
@@ -126,8 +138,14 @@ def purge(ws: Workspace, path: str, fresh: bool) -> int:
     or a discovery), and so does every module not warm. Else (the next job for the same bytes)
     only a module whose file changed goes. Either way, what imports a forgotten module goes."""
     modules = workspace_modules(ws)
+    # User code changed sys.path since the last job began (``sys.path.insert`` at import): a
+    # fresh import may find another file for a name; nothing is kept.
+    moved = _PATH[:1] != [list(sys.path)]
+    _PATH[:] = [list(sys.path)]
 
     def stale(name: str, file: str) -> bool:
+        if moved:
+            return True
         if os.path.realpath(file) == path:
             return fresh
         return not _warm(name, file) if fresh else _changed(name, file)
@@ -139,7 +157,11 @@ def purge(ws: Workspace, path: str, fresh: bool) -> int:
         changed = False
         for name in list(kept):
             rec = _RECORDS.get(name)
-            if rec is None or any(_related(i, g) for i in rec.imports for g in gone):
+            if (
+                rec is None
+                or any(_related(i, g) for i in rec.imports for g in gone)
+                or _subclassed(sys.modules.get(name), kept)
+            ):
                 gone.add(name)
                 kept.remove(name)
                 changed = True
@@ -164,6 +186,22 @@ def _warm(name: str, path: str) -> bool:
     if rec.file != path or rec.module_id != id(module) or rec.state != _state(module):
         return False
     return _digest(path) == rec.digest
+
+
+def _subclassed(module: types.ModuleType | None, kept: list[str]) -> bool:
+    """A class of the module has a subclass from a module that goes (or went): a fresh import
+    would have none of them (``Plugin.__subclasses__()`` read by an example)."""
+    if module is None:
+        return True
+    for value in list(vars(module).values()):
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            try:
+                subs: list[type] = value.__subclasses__()
+            except TypeError:
+                continue
+            if any(sub.__module__ not in (*kept, value.__module__) for sub in subs):
+                return True
+    return False
 
 
 def _changed(name: str, path: str) -> bool:
@@ -205,21 +243,29 @@ def _state(module: types.ModuleType) -> tuple[Any, ...]:
 
 
 # ------------------------------------------------------------------------- the source's test
-def _parse(data: bytes) -> tuple[bool, list[tuple[int, str, tuple[str, ...]]]]:
+def _parse(data: bytes) -> tuple[bool, list[tuple[int, str, tuple[str, ...]]], list[str]]:
     """(whether the module can hold no state, its module-level imports as (level, module,
-    names imported from it))."""
+    names imported from it), the names it binds to another name's value: checked once run)."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
-        return False, []
+        return False, [], []
     imports: list[tuple[int, str, tuple[str, ...]]] = []
-    pure = all(_pure(stmt, imports) for stmt in tree.body) and not any(
+    aliases: list[str] = []
+    pure = all(_pure(stmt, imports, aliases) for stmt in tree.body) and not any(
         isinstance(node, ast.Global | ast.Nonlocal) for node in ast.walk(tree)
     )
-    return pure, imports
+    return pure, imports, aliases
 
 
-def _pure(stmt: ast.stmt, imports: list[tuple[int, str, tuple[str, ...]]]) -> bool:
+def _pure(
+    stmt: ast.stmt,
+    imports: list[tuple[int, str, tuple[str, ...]]],
+    aliases: list[str] | None = None,
+) -> bool:
+    """Whether ``stmt`` leaves no state a later run could see; ``aliases`` (module level only)
+    collects the names bound to another name's value (``Tensor = torch.Tensor``), whose values
+    ``_record`` checks: a library's setting read at import (``FLAG = cfg.flag``) is state."""
     if isinstance(stmt, ast.Import):
         imports += [(0, a.name, ()) for a in stmt.names]
         return True
@@ -229,7 +275,7 @@ def _pure(stmt: ast.stmt, imports: list[tuple[int, str, tuple[str, ...]]]) -> bo
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
         args = stmt.args
         return all(_plain(d) for d in stmt.decorator_list) and all(
-            _immutable(d) for d in [*args.defaults, *(d for d in args.kw_defaults if d)]
+            _constant(d) for d in [*args.defaults, *(d for d in args.kw_defaults if d)]
         )
     if isinstance(stmt, ast.ClassDef):
         return all(_plain(d) for d in stmt.decorator_list) and all(
@@ -240,7 +286,10 @@ def _pure(stmt: ast.stmt, imports: list[tuple[int, str, tuple[str, ...]]]) -> bo
         names = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if not all(isinstance(n, ast.Name) for n in names):
             return False  # x.attr = ..., x[i] = ...: changes another object
-        if value is None or _immutable(value) or _logger(value):
+        if value is None or _constant(value) or _logger(value):
+            return True
+        if aliases is not None and isinstance(value, ast.Name | ast.Attribute):
+            aliases += [n.id for n in names if isinstance(n, ast.Name)]
             return True
         all_list = any(isinstance(n, ast.Name) and n.id == "__all__" for n in names)
         return all_list and isinstance(value, ast.List | ast.Tuple)
@@ -249,13 +298,17 @@ def _pure(stmt: ast.stmt, imports: list[tuple[int, str, tuple[str, ...]]]) -> bo
     if isinstance(stmt, ast.Pass):
         return True
     if isinstance(stmt, ast.If):
-        if _main_guard(stmt.test):  # never runs on import
-            return all(_pure(s, imports) for s in stmt.orelse)
-        return not _calls(stmt.test) and all(_pure(s, imports) for s in stmt.body + stmt.orelse)
-    if isinstance(stmt, ast.Try):
-        blocks = [*stmt.body, *stmt.orelse, *stmt.finalbody]
-        blocks += [s for h in stmt.handlers for s in h.body]
-        return all(_pure(s, imports) for s in blocks)
+        # `if __name__ == "__main__":` never runs on import; `if TYPE_CHECKING:` only imports.
+        # Any other test reads state at import (a flag, a version, whether a file exists), and
+        # so does a `try` around an import that may fail: the module runs again each time.
+        if _main_guard(stmt.test):
+            return all(_pure(s, imports, aliases) for s in stmt.orelse)
+        checking = (
+            isinstance(stmt.test, ast.Name | ast.Attribute)
+            and (getattr(stmt.test, "id", None) or getattr(stmt.test, "attr", None))
+            == "TYPE_CHECKING"
+        )
+        return checking and not stmt.orelse
     return False
 
 
@@ -265,17 +318,16 @@ def _plain(decorator: ast.expr) -> bool:
     return last in _PURE_DECORATORS
 
 
-def _immutable(node: ast.expr) -> bool:
-    """A value no one can change in place: a constant, a name or attribute (an alias of what
-    another module or a library holds), a tuple of those, arithmetic on them."""
-    if isinstance(node, ast.Constant | ast.Name | ast.Attribute):
+def _constant(node: ast.expr) -> bool:
+    """A value no one can change and no state chose: a literal, a tuple of them, arithmetic."""
+    if isinstance(node, ast.Constant):
         return True
     if isinstance(node, ast.Tuple):
-        return all(_immutable(e) for e in node.elts)
+        return all(_constant(e) for e in node.elts)
     if isinstance(node, ast.UnaryOp):
-        return _immutable(node.operand)
+        return _constant(node.operand)
     if isinstance(node, ast.BinOp):
-        return _immutable(node.left) and _immutable(node.right)
+        return _constant(node.left) and _constant(node.right)
     return False
 
 
@@ -299,7 +351,3 @@ def _main_guard(test: ast.expr) -> bool:
         and test.comparators[0].value == "__main__"
         and isinstance(test.ops[0], ast.Eq)
     )
-
-
-def _calls(node: ast.expr) -> bool:
-    return any(isinstance(n, ast.Call) for n in ast.walk(node))
