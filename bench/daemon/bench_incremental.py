@@ -246,6 +246,12 @@ target keys the daemon logged for that analysis, median, and its median share of
 |---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
+The breaks check compiles without the guard-latency profile torch runs after each frame's
+compile (worker/torchcompat.py: a CPU cache flush and a timing, for a metric the check never
+reads), which the floor's `explain` runs: on these models it was about a third of an explain.
+Most of the "every model" column's margin is that: a 2-round run before the change measured
+1.47× (2 targets), 1.20× (4) and 1.31× (8) for the same edit.
+
 Cold open → first confirmed diagnostic: `RESULTS.md` (bench_save.py).
 """
 

@@ -66,19 +66,16 @@ class _Values:
     objects: dict[int, Any] = field(default_factory=dict)  # every object met, by id
 
 
-def keys_of(targets: list[Target], unit: Unit, ws: Workspace) -> tuple[list[Reach], Watch]:
+def keys_of(targets: list[Target], unit: Unit, ws: Workspace) -> tuple[list[Reach], Watch | None]:
     """Each target's key, in order, and what the targets share; ``[]`` where a key cannot be
     had for every target (then all of them run)."""
-    watch = Watch(ws, {})
     try:
-        return _keys(targets, unit, ws, watch)
-    except Exception:
-        return [], watch
+        return _keys(targets, unit, ws)
+    except Exception:  # a value no walk foresaw: no keys, never an error
+        return [], None
 
 
-def _keys(
-    targets: list[Target], unit: Unit, ws: Workspace, watch: Watch
-) -> tuple[list[Reach], Watch]:
+def _keys(targets: list[Target], unit: Unit, ws: Workspace) -> tuple[list[Reach], Watch | None]:
     reachability = _REACH.setdefault(str(ws.root), Reachability(ws.root))
     budget = [MAX_BYTES]
     tensors: dict[int, bytes] = {}
@@ -89,16 +86,16 @@ def _keys(
         try:
             got = digest.of((target.fn, [(c.args, c.kwargs) for c in target.calls]))
         except _Unreadable:
-            return [], watch
+            return [], None
         root = _root(eager_of(target.fn), ws)
         if root is None:
-            return [], watch
+            return [], None
         values.append(_Values(got, digest.code, digest.objects))
         roots.append({r for r in [root, *digest.code] if r[0]})
     keyed: set[Definition] = set().union(*roots)
     own = reachability.of(unit.path, unit.attr, stop=frozenset(keyed))
     if own.uncertain == "unparsable":
-        return [], watch
+        return [], None
     # Objects two targets hold: an analysis that changes one changes what the other sees.
     seen: dict[int, int] = {}
     for v in values:
@@ -110,7 +107,7 @@ def _keys(
     for target, value, root_set in zip(targets, values, roots, strict=True):
         code = [reachability.of(path, name) for path, name in sorted(root_set)]
         if any(c.uncertain == "unparsable" for c in code):
-            return [], watch
+            return [], None
         spans = {(s.path, s.name): s for r in [own, *code] for s in r.spans}
         head = f"{target.name}\0{target.kind}\0{len(target.calls)}\0{target.positions}\0"
         library = _library(eager_of(target.fn), ws)
