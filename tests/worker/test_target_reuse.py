@@ -120,6 +120,17 @@ def test_an_edit_reaches_only_the_targets_that_run_its_code(engine: Engine) -> N
     assert _edit(engine, gate.replace("SIZE = 16", "SIZE = 8")) == (4, 0)
 
 
+def test_an_example_that_does_not_seed_draws_the_same_inputs(engine: Engine) -> None:
+    """The README's own example draws its inputs unseeded: the worker seeds before it runs, so
+    an edit of one model still reuses the others."""
+    unseeded = ZOO.replace("    torch.manual_seed(0)\n", "")
+    path = _write(engine, unseeded)
+    engine.analyze_file(path, CHECKS, reuse=True)
+    line = '        print("talking")'
+    talker = unseeded.replace(line, "        h = h - 1\n" + line)
+    assert _edit(engine, talker) == (1, 3)
+
+
 def test_an_edit_of_the_example_runs_every_target(engine: Engine) -> None:
     path = _write(engine)
     engine.analyze_file(path, CHECKS, reuse=True)
