@@ -250,7 +250,7 @@ def main() -> int:
     sys.path.insert(0, str(REPO / "daemon"))
     from dynamo_lens.config import load
     from dynamo_lens.engine.analysis import Engine, might_have_targets
-    from dynamo_lens.engine.source import iter_python_files
+    from dynamo_lens.texts.source import iter_python_files
 
     root = Path(os.path.realpath(args.workspace))
     cfg, problems = load(root)

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from .cmdpaths import find_root, is_notebook, mixed_projects, not_python, say_cells, say_skipped
 from .config import ALL_CHECKS, Config, load
 from .engine.analysis import Engine
-from .engine.source import iter_python_files
 from .findings import FileResult, Severity
 from .report.baseline import unwritable
+from .texts.source import iter_python_files
 from .version import __version__
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ LAYERS = {
     "version": 0,
     "findings": 0,
     "config": 0,
+    "wire": 0,  # the msgpack channel between the parent and its workers
     "texts": 1,
     "static": 1,
     "fixes": 1,

@@ -10,10 +10,10 @@ from typing import Any
 
 from dynamo_lens.config import Config
 from dynamo_lens.engine.cancel import CancelToken
-from dynamo_lens.engine.source import content_hash
 from dynamo_lens.findings import FileResult, Finding, Kind, Severity, TargetReport
 from dynamo_lens.server.scheduler import Job, Scheduler
 from dynamo_lens.server.service import AnalysisService
+from dynamo_lens.texts.source import content_hash
 
 
 def _wait(pred: Callable[[], bool], timeout: float = 5.0) -> None:

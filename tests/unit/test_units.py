@@ -11,8 +11,6 @@ from pathlib import Path
 import msgpack
 import pytest
 from dynamo_lens.config import Config, apply, load
-from dynamo_lens.engine.protocol import Channel, ChannelClosed
-from dynamo_lens.engine.source import decode_source, syntax_error
 from dynamo_lens.findings import (
     FileResult,
     Finding,
@@ -27,6 +25,8 @@ from dynamo_lens.findings import (
 )
 from dynamo_lens.report import jsonout, sarif, text
 from dynamo_lens.texts.locate import Workspace, expression_span, parameter_span
+from dynamo_lens.texts.source import decode_source, syntax_error
+from dynamo_lens.wire import Channel, ChannelClosed
 
 
 def _channel_pair() -> tuple[Channel, Channel]:

@@ -12,8 +12,8 @@ import pytest
 from conftest import REPO
 from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
-from dynamo_lens.engine.source import iter_python_files
 from dynamo_lens.findings import to_wire
+from dynamo_lens.texts.source import iter_python_files
 from goldens import GOLDEN, check, dumps, normalise
 
 WS = REPO / "example_workspace"

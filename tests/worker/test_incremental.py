@@ -25,8 +25,8 @@ import pytest
 from conftest import REPO
 from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
-from dynamo_lens.engine.source import iter_python_files
 from dynamo_lens.findings import FileResult
+from dynamo_lens.texts.source import iter_python_files
 
 sys.path.insert(0, str(REPO / "bench" / "realworld"))
 from cases import CASES

@@ -23,6 +23,7 @@ from ..findings import FileResult, Finding, TargetId, TargetReport, from_wire
 from ..static.reach import Reach, Reachability
 from ..texts.errors import error_at, error_from_death
 from ..texts.locate import Workspace
+from ..texts.source import content_hash, decode_source, syntax_error
 from .cancel import CancelToken
 from .declarations import Declarations
 from .pool import (
@@ -34,7 +35,6 @@ from .pool import (
     default_python,
 )
 from .reuse import Memo, UnitResult, Units
-from .source import content_hash, decode_source, syntax_error
 
 LogFn = Callable[[str], None]
 ProgressFn = Callable[[dict[str, Any]], None]

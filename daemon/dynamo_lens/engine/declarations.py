@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..config import EXAMPLE_DEF
-from .source import iter_python_files
+from ..texts.source import iter_python_files
 
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _CLASS = re.compile(rb"(?:^|(?<=\r))\f*class\s+(\w+)", re.M)

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .source import content_hash
+from ..texts.source import content_hash
 
 # A source file past this is no file a rewrite is for.
 _MAX_BYTES = 64 << 20

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..texts.source import iter_python_files
 from .filewrite import WriteError, read_source
-from .source import iter_python_files
 
 _DYNAMIC = frozenset(
     {"globals", "locals", "vars", "eval", "exec", "getattr", "__import__", "__getattr__"}

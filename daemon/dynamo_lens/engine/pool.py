@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..wire import END_OF_OUTPUT, Channel, ChannelClosed
 from .cancel import CancelToken
-from .protocol import END_OF_OUTPUT, Channel, ChannelClosed
 
 LogFn = Callable[[str], None]
 ProgressFn = Callable[[dict[str, Any]], None]

@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..engine.source import file_hash
 from ..findings import (
     FileResult,
     Finding,
@@ -28,6 +27,7 @@ from ..findings import (
 )
 from ..texts import breaktext, guards
 from ..texts.locate import Workspace, frame_at, is_library_path, library_frame
+from ..texts.source import file_hash
 from .fallbacks import READ_ARTIFACTS, Fallbacks
 from .functions import CompiledFunctions, CompileId
 from .loaded import SummaryRow

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..engine.source import iter_python_files
 from ..texts.locate import Workspace
+from ..texts.source import iter_python_files
 
 # A trace can name millions of distinct paths; the memo of mapped ones stays bounded.
 _MEMO = 100_000

@@ -19,8 +19,8 @@ from typing import Any
 
 from ..config import ALL_CHECKS
 from ..engine.cancel import CancelToken
-from ..engine.source import content_hash, iter_python_files
 from ..findings import FileResult, Finding, TargetId, TargetReport
+from ..texts.source import content_hash, iter_python_files
 from .context import Context
 from .documents import DocState, holds, merge_results, shift_findings
 from .hints import Hints

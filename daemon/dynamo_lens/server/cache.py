@@ -27,9 +27,9 @@ from typing import Any
 
 import msgpack
 
-from ..engine.source import file_hash
 from ..findings import FileResult, from_wire, to_wire
 from ..runs.loaded import LoadedRun
+from ..texts.source import file_hash
 
 FORMAT = 2
 _ENTRY = re.compile(r"^[0-9a-f]{64}\.msgpack$")

@@ -8,8 +8,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..engine.source import decode_source
 from ..findings import FileResult, Finding, FindingData, dedupe
+from ..texts.source import decode_source
 
 
 @dataclass

@@ -10,10 +10,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ..engine.source import decode_source, syntax_error
 from ..findings import FileResult, Finding, Kind, Severity
 from ..static import Reconciler, analyze_source, reachable_functions
 from ..texts.locate import MAX_SOURCE_BYTES
+from ..texts.source import decode_source, syntax_error
 from .context import Context
 from .debounce import Debouncer
 from .documents import DocState, shift_findings

@@ -22,10 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..engine.source import content_hash, file_hash
 from ..findings import Finding, FindingData, Kind, Severity, TargetReport
 from ..runs.command import TracedRun, trace_results
 from ..runs.loaded import LoadedRun
+from ..texts.source import content_hash, file_hash
 from .context import Context
 from .documents import DocState, mark_stale
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..engine.source import content_hash, file_hash
 from ..findings import Finding, TargetId, TargetReport
+from ..texts.source import content_hash, file_hash
 from . import fixes
 from .context import Context
 from .lastrun import LastRun

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..config import EXAMPLE_DEF, Config
 from ..engine.analysis import Engine
-from ..engine.source import content_hash, file_hash
+from ..texts.source import content_hash, file_hash
 from .analyses import Analyses
 from .cache import ResultCache, default_directory
 from .context import Context

@@ -15,7 +15,6 @@ from typing import Any
 from ..engine.cancel import CancelToken
 from ..engine.filewrite import WriteError, read_source
 from ..engine.importers import importers
-from ..engine.source import content_hash
 from ..findings import Finding, Kind, Severity, TargetId
 from ..fixes.catalogue import (
     FIXABLE,
@@ -26,6 +25,7 @@ from ..fixes.catalogue import (
     propose,
     site_key,
 )
+from ..texts.source import content_hash
 from .context import Context
 
 _MAX = 256  # verdicts kept; the oldest go first

@@ -25,8 +25,8 @@ for _entry in filter(None, os.environ.pop("DYNAMO_LENS_FALLBACK_PATH", "").split
     if _entry not in sys.path:
         sys.path.append(_entry)
 
-from ..engine.protocol import END_OF_OUTPUT, Channel, ChannelClosed  # noqa: E402
 from ..texts.errors import safe_str  # noqa: E402
+from ..wire import END_OF_OUTPUT, Channel, ChannelClosed  # noqa: E402
 from .cancel import Cancelled  # noqa: E402
 
 _in_job = False

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..findings import Finding
-from ..texts.errors import error_at
+from .errors import error_at
 
 
 def content_hash(data: bytes) -> str:
