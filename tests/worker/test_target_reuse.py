@@ -265,6 +265,42 @@ SCENARIOS: dict[str, list[dict[str, str]]] = {
         },
         {"counter.py": "+ 1->+ 2"},
     ],
+    # A second review's: a lambda written in the example; its setting changes.
+    "local-lambda": [
+        {
+            "lam.py": "import torch\nfrom torch import nn\n\n\nclass C(nn.Module):\n"
+            "    def forward(self, x):\n        n = x.sum().item()\n        return x * n\n\n\n"
+            "def compile_example():\n"
+            "    torch._dynamo.config.capture_scalar_outputs = False\n"
+            "    x = torch.randn(2, 3)\n    return [(lambda t: t + 1, (x,)), (C(), (x,))]\n",
+        },
+        {"lam.py": "= False->= True"},
+    ],
+    # One target's constructor sets a setting the other's forward depends on.
+    "constructor-setting": [
+        {
+            "ctor.py": "import torch\nfrom torch import nn\n\n\nclass A(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        torch._dynamo.config.capture_scalar_outputs = False\n\n"
+            "    def forward(self, x):\n        return x + 1\n\n\nclass B(nn.Module):\n"
+            "    def forward(self, x):\n        n = x.sum().item()\n        return x * n\n\n\n"
+            "def compile_example():\n    x = torch.randn(2, 3)\n"
+            "    return [(A(), (x,)), (B(), (x,))]\n",
+        },
+        {"ctor.py": "= False->= True"},
+    ],
+    # One target's forward writes a class attribute the other's reads.
+    "class-attribute": [
+        {
+            "cattr.py": "import torch\nfrom torch import nn\n\n\nclass Cfg:\n    mode = 0\n\n\n"
+            "class A(nn.Module):\n    def forward(self, x):\n        Cfg.mode = 1\n"
+            "        return x + 1\n\n\nclass B(nn.Module):\n    def forward(self, x):\n"
+            "        if Cfg.mode == 2:\n            torch._dynamo.graph_break()\n"
+            "        return x * 2\n\n\ndef compile_example():\n    x = torch.randn(2, 3)\n"
+            "    return [(A(), (x,)), (B(), (x,))]\n",
+        },
+        {"cattr.py": "Cfg.mode = 1->Cfg.mode = 2"},
+    ],
 }
 
 

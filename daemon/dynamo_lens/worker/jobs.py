@@ -259,13 +259,15 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
 
 
 class _StartState:
-    """torch's and Python's random state and torch's compiler settings, as they are now, to
-    start each target from."""
+    """torch's, Python's and numpy's random state and torch's settings (the environment too:
+    worker/settings.py), as they are now, to start each target from."""
 
     def __init__(self) -> None:
         self.torch = torch.random.get_rng_state()
         self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
         self.python = random.getstate()
+        numpy = sys.modules.get("numpy")
+        self.numpy = (numpy, numpy.random.get_state()) if numpy is not None else None
         self.settings = settings.save()
 
     def restore(self) -> None:
@@ -273,6 +275,8 @@ class _StartState:
         if self.cuda is not None:
             torch.cuda.set_rng_state_all(self.cuda)
         random.setstate(self.python)
+        if self.numpy is not None:
+            self.numpy[0].random.set_state(self.numpy[1])
         settings.restore(self.settings)
 
 

@@ -41,6 +41,7 @@ import torch
 
 from ..static.reach import Reach, Reachability
 from ..texts.locate import Workspace
+from . import settings
 from .usercode import Target, Unit, eager_of, workspace_modules
 
 # One parser per workspace, for the worker's life: modules are parsed once per content.
@@ -48,8 +49,8 @@ _REACH: dict[str, Reachability] = {}
 # Bounds on a walk: a model's attribute graph is a few thousand objects; past these, no key.
 _MAX_NODES = 200_000
 _MAX_DEPTH = 48
-# Tensor bytes read per unit (sha1 runs at ~1.2 GB/s here): past this, keys would cost more
-# than they save, and the unit's targets are all analysed.
+# Bytes read per unit, tensors, strings and bytes together (sha1 runs at ~1.2 GB/s here), and
+# objects walked: past these, keys would cost more than they save, and every target runs.
 MAX_BYTES = 512 * 1024 * 1024
 
 Definition = tuple[str, str]  # (real path, top-level name) of a workspace definition
@@ -77,7 +78,7 @@ def keys_of(targets: list[Target], unit: Unit, ws: Workspace) -> tuple[list[Reac
 
 def _keys(targets: list[Target], unit: Unit, ws: Workspace) -> tuple[list[Reach], Watch | None]:
     reachability = _REACH.setdefault(str(ws.root), Reachability(ws.root))
-    budget = [MAX_BYTES]
+    budget = [MAX_BYTES, _MAX_NODES]  # for the whole unit: a shared value counts each time
     tensors: dict[int, bytes] = {}
     values: list[_Values] = []
     roots: list[set[Definition]] = []
@@ -92,8 +93,13 @@ def _keys(targets: list[Target], unit: Unit, ws: Workspace) -> tuple[list[Reach]
             return [], None
         values.append(_Values(got, digest.code, digest.objects))
         roots.append({r for r in [root, *digest.code] if r[0]})
-    keyed: set[Definition] = set().union(*roots)
+    # The example's own definition is never stopped (a model class or lambda written inside it
+    # makes it a target's root too): its source stays in every key.
+    keyed = set().union(*roots) - {(os.path.realpath(unit.path), unit.attr)}
     own = reachability.of(unit.path, unit.attr, stop=frozenset(keyed))
+    # What the example left behind besides its values: torch's settings, the environment, the
+    # workspace modules' plain state (a constructor or a setup helper may set any of them).
+    after = settings.fingerprint().hex() + module_state(ws)
     if own.uncertain == "unparsable":
         return [], None
     # Objects two targets hold: an analysis that changes one changes what the other sees.
@@ -111,7 +117,7 @@ def _keys(targets: list[Target], unit: Unit, ws: Workspace) -> tuple[list[Reach]
         spans = {(s.path, s.name): s for r in [own, *code] for s in r.spans}
         head = f"{target.name}\0{target.kind}\0{len(target.calls)}\0{target.positions}\0"
         library = _library(eager_of(target.fn), ws)
-        parts = [head, library, own.key, *(c.key for c in code), value.digest]
+        parts = [head, library, own.key, *(c.key for c in code), value.digest, after]
         key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
         modules = sorted({m for r in [own, *code] for m in r.modules})
         why = "; ".join(dict.fromkeys(r.uncertain for r in [own, *code] if r.uncertain))
@@ -160,55 +166,97 @@ def _definition(obj: Any, ws: Workspace) -> Definition | None:
 
 
 class Watch:
-    """What one target's analysis could change for another: the objects they share, and the
-    workspace modules' bindings (a global a forward writes, a dict it fills)."""
+    """What one target's analysis could change for another: the objects they share and the
+    workspace modules' plain state, by value (a global a forward writes, a dict it fills, an
+    attribute of a module-level object or class)."""
 
     def __init__(self, ws: Workspace, shared: dict[int, Any]) -> None:
         self.ws, self.shared = ws, shared
         self.before = self._state()
 
-    def _state(self) -> tuple[Any, ...]:
-        out: list[Any] = []
+    def _state(self) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        walk = _Plain(h, {name for name, _ in workspace_modules(self.ws)})
         for obj in self.shared.values():
-            out.append(_shallow(obj))
-        for name, _file in sorted(workspace_modules(self.ws)):
-            module = sys.modules.get(name)
-            if module is not None:
-                # Less the names Dynamo adds to a module it compiled (``__resume_at_96_6``).
-                names = {k: v for k, v in vars(module).items() if not _dynamo_name(k)}
-                out.append((name, _shallow(names)))
-        return tuple(out)
+            walk.of(obj, 0)
+        if walk.left < 0:
+            return "too much shared state to watch"  # changed() then says so, each time
+        # torch's settings and the environment are put back before each target (jobs.py).
+        h.update(module_state(self.ws).encode())
+        return h.hexdigest()
 
     def changed(self) -> bool:
-        return self._state() != self.before
+        now = self._state()
+        return now != self.before or now == "too much shared state to watch"
 
 
-def _shallow(obj: Any) -> Any:
-    """An object's state one level down, by identity (a tensor by its version)."""
-    if isinstance(obj, torch.Tensor):
-        return ("tensor", obj._version, obj.data_ptr(), tuple(obj.shape))
-    if isinstance(obj, dict):
-        return tuple((id(k), _leaf(v)) for k, v in list(obj.items()))
-    if isinstance(obj, list | set):
-        return tuple(_leaf(v) for v in list(obj))
-    state = getattr(obj, "__dict__", None)
-    if isinstance(state, dict):
-        return tuple((k, _leaf(v)) for k, v in list(state.items()))
-    return id(obj)
+def module_state(ws: Workspace) -> str:
+    """A digest of the workspace modules' plain state: their globals less code and modules,
+    by value (numbers, strings, containers, tensors by version), and the attributes of their
+    classes and of objects of workspace classes they hold, a few levels down."""
+    h = hashlib.blake2b(digest_size=20)
+    modules = sorted(workspace_modules(ws))
+    walk = _Plain(h, {name for name, _ in modules})
+    for name, _file in modules:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        h.update(name.encode() + b"\0")
+        for key, value in sorted(vars(module).items()):
+            if key.startswith("__") or isinstance(value, types.ModuleType):
+                continue  # dunders, and what Dynamo adds to a module it compiled
+            h.update(key.encode() + b"=")
+            walk.of(value, 0)
+    return h.hexdigest()
 
 
-def _leaf(v: Any) -> Any:
-    if isinstance(v, torch.Tensor):
-        return (id(v), v._version)
-    if isinstance(v, dict):  # a registry or a flag table a forward writes into
-        return (id(v), tuple((id(k), id(x)) for k, x in list(v.items())[:1000]))
-    if isinstance(v, list | set):
-        return (id(v), tuple(id(x) for x in list(v)[:1000]))
-    return id(v)
+class _Plain:
+    """A value's plain state into ``h``: values by value, code and library objects by name,
+    objects of the workspace's classes by their attributes; bounded (``_PLAIN_NODES``)."""
+
+    def __init__(self, h: Any, modules: set[str]) -> None:
+        self.h, self.modules, self.left = h, modules, _PLAIN_NODES
+
+    def of(self, v: Any, depth: int) -> None:
+        h, t = self.h, type(v)
+        self.left -= 1
+        if v is None or t in (bool, int, float, complex, str, bytes):
+            h.update(f"{t.__name__}:{v!r:.4096}\0".encode())
+        elif depth > 3 or self.left < 0:
+            h.update(b"deep\0")
+        elif isinstance(v, torch.Tensor):
+            h.update(f"tensor:{tuple(v.shape)}:{v._version}\0".encode())
+        elif isinstance(v, dict):
+            h.update(f"dict:{len(v)}\0".encode())
+            for k, x in list(v.items())[:1000]:
+                self.of(k, depth + 1)
+                self.of(x, depth + 1)
+        elif isinstance(v, list | tuple):
+            h.update(f"{t.__name__}:{len(v)}\0".encode())
+            for x in list(v)[:1000]:
+                self.of(x, depth + 1)
+        elif isinstance(v, set | frozenset):
+            h.update(f"{t.__name__}:{sorted(map(repr, v))!r:.65536}\0".encode())
+        elif isinstance(v, types.FunctionType):
+            h.update(f"fn:{v.__qualname__}\0".encode())
+            self.of((v.__defaults__, v.__kwdefaults__), depth + 1)
+        elif isinstance(v, type):
+            h.update(f"class:{v.__qualname__}\0".encode())
+            if v.__module__ in self.modules:
+                for k, x in sorted(vars(v).items()):
+                    if isinstance(x, type) or (not k.startswith("__") and not callable(x)):
+                        h.update(k.encode())
+                        self.of(x, depth + 1)  # a class attribute, a nested class
+        elif t.__module__ in self.modules and isinstance(getattr(v, "__dict__", None), dict):
+            h.update(f"obj:{t.__module__}.{t.__qualname__}\0".encode())
+            for k, x in sorted(vars(v).items(), key=lambda kv: str(kv[0]))[:1000]:
+                h.update(str(k).encode())
+                self.of(x, depth + 1)
+        else:
+            h.update(f"{t.__module__}.{t.__qualname__}\0".encode())
 
 
-def _dynamo_name(key: str) -> bool:
-    return key.startswith("__") and not key.endswith("__")
+_PLAIN_NODES = 50_000
 
 
 class _Digest:
@@ -222,11 +270,15 @@ class _Digest:
         self.seen: dict[int, int] = {}
         self.objects: dict[int, Any] = {}
         self.code: set[Definition] = set()
-        self.nodes = 0
 
     def of(self, value: Any) -> str:
         self._walk(value, 0)
         return self.h.hexdigest()
+
+    def _spend(self, size: int) -> None:
+        self.budget[0] -= size
+        if self.budget[0] < 0:
+            raise _Unreadable("more bytes than a key may read")
 
     def _put(self, *parts: object) -> None:
         self.h.update("\0".join(map(str, parts)).encode() + b"\1")
@@ -239,10 +291,12 @@ class _Digest:
             self.code.add(found)
 
     def _walk(self, v: Any, depth: int) -> None:
-        self.nodes += 1
-        if self.nodes > _MAX_NODES or depth > _MAX_DEPTH:
+        self.budget[1] -= 1
+        if self.budget[1] < 0 or depth > _MAX_DEPTH:
             raise _Unreadable("too large")
         t = type(v)
+        if isinstance(v, str | bytes | bytearray):
+            self._spend(len(v))
         if v is None or t in (bool, int, float, complex, str):
             self._put(t.__name__, repr(v) if t is not int or abs(v) < 1 << 64 else hex(v))
             return
@@ -262,6 +316,9 @@ class _Digest:
         self.seen[id(v)] = len(self.seen)
         self.objects[id(v)] = v
         if isinstance(v, torch.Tensor):
+            # A tensor costs ~20 objects' time (its memory hashed, its layout read): a list of
+            # 190k small ones would otherwise take seconds.
+            self.budget[1] -= 20
             self._tensor(v)
             return
         if not isinstance(v, type | types.FunctionType | types.MethodType | types.ModuleType):
@@ -354,9 +411,7 @@ class _Digest:
         else:
             raw = data.resolve_conj().resolve_neg().contiguous()
             size = view_bytes
-        self.budget[0] -= size
-        if self.budget[0] < 0:
-            raise _Unreadable("more tensor bytes than a key may read")
+        self._spend(size)
         ptr = storage.data_ptr() if raw is None else raw.data_ptr()
         # The memory as a buffer, read in place (no numpy, no copy).
         memory = (ctypes.c_char * size).from_address(ptr)

@@ -238,7 +238,20 @@ def _state(module: types.ModuleType) -> tuple[Any, ...]:
             continue
         out.append((key, id(value)))
         if isinstance(value, type | types.FunctionType) and value.__module__ == own:
-            out.append(tuple(sorted((a, id(v)) for a, v in vars(value).items())))
+            out.append(_attributes(value, own, 0))
+    return tuple(out)
+
+
+def _attributes(obj: type | types.FunctionType, own: str, depth: int) -> tuple[Any, ...]:
+    """A class's or function's attributes by identity, its nested classes' and its methods'
+    too, and a function's defaults (``f.__defaults__ = (2,)`` changes it)."""
+    out: list[Any] = [(a, id(v)) for a, v in sorted(vars(obj).items())]
+    if isinstance(obj, types.FunctionType):
+        out.append((id(obj.__defaults__), id(obj.__kwdefaults__)))
+    elif depth < 4:
+        for a, v in sorted(vars(obj).items()):
+            if isinstance(v, type | types.FunctionType) and v.__module__ == own:
+                out.append((a, _attributes(v, own, depth + 1)))
     return tuple(out)
 
 
