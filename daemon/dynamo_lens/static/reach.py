@@ -31,7 +31,7 @@ FuncOrClass = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _DYNAMIC_CALLS = {"getattr", "exec", "eval", "globals", "locals", "vars", "__import__"}
 _DYNAMIC_ATTRS = {"import_module"}
 # Decorators that only wrap the function they decorate: no effect at import beyond it.
-_PLAIN_DECORATORS = {
+PLAIN_DECORATORS = {
     "staticmethod",
     "classmethod",
     "property",
@@ -296,7 +296,7 @@ class Reachability:
 def _plain(decorator: ast.expr) -> bool:
     node = decorator.func if isinstance(decorator, ast.Call) else decorator
     last = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
-    return last in _PLAIN_DECORATORS
+    return last in PLAIN_DECORATORS
 
 
 def _first_line(node: FuncOrClass) -> int:

@@ -21,7 +21,6 @@ never kept.
 from __future__ import annotations
 
 import ast
-import hashlib
 import importlib.machinery
 import importlib.util
 import os
@@ -30,37 +29,20 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from ..static.reach import PLAIN_DECORATORS
 from ..texts.locate import Workspace
+from ..texts.source import content_hash, file_hash
 from .usercode import workspace_modules
 
-# Decorators that only wrap: a cache (lru_cache, cache) is state, so not these.
-_PURE_DECORATORS = {
-    "staticmethod",
-    "classmethod",
-    "property",
-    "cached_property",
-    "wraps",
-    "no_grad",
-    "inference_mode",
-    "enable_grad",
-    "disable",
-    "compile",
-    "dataclass",
-    "setter",
-    "getter",
-    "deleter",
-    "abstractmethod",
-    "overload",
-    "override",
-    "final",
-}
+# Decorators that only wrap (static/reach.py's), less a cache (lru_cache, cache): state.
+_PURE_DECORATORS = PLAIN_DECORATORS - {"lru_cache", "cache"}
 
 
 @dataclass(frozen=True)
 class _Record:
     file: str
     module_id: int
-    digest: str  # sha1 of the bytes executed
+    digest: str  # content_hash of the bytes executed
     pure: bool
     imports: frozenset[str]  # the modules its module-level code imports, by absolute name
     state: tuple[Any, ...]  # its names' bindings when executed (``_state``)
@@ -108,7 +90,7 @@ def install() -> None:
 
 
 def _record(module: types.ModuleType, path: str, data: bytes) -> None:
-    digest = hashlib.sha1(data).hexdigest()
+    digest = content_hash(data)
     if digest not in _PARSED:
         if len(_PARSED) > 4096:
             _PARSED.clear()
@@ -213,11 +195,7 @@ def _changed(name: str, path: str) -> bool:
 
 
 def _digest(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha1(f.read()).hexdigest()
-    except OSError:
-        return ""
+    return file_hash(path) or ""
 
 
 def _related(a: str, b: str) -> bool:
