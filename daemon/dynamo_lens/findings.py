@@ -173,8 +173,27 @@ class TargetId(NamedTuple):
         return f"{self.file}::{self.short}" if self.file else self.short
 
 
-# kind, path, line, column, message, device, (notebook cell, kernel execution count)
-SiteKey = tuple[str, str, int, int, str, str | None, tuple[int, int]]
+# A finding's site: path, line, and what tells one finding on a line from another (the break's
+# type, torch's ``gb_type``; "recompile" for a recompile; the kind's name otherwise). The one
+# identity dedupe, verification, fixing and verdicts compare (``Finding.site``).
+SiteId = tuple[str, int, str]
+RECOMPILE_SITE = "recompile"
+
+
+def site_code(kind: Kind | str, gb_type: object) -> str:
+    """The third part of a site: from a finding, or from a diagnostic's ``data`` (its kind
+    and ``gb_type``), which is all the editor sends back."""
+    k = Kind(kind)
+    if k is Kind.RECOMPILE:
+        return RECOMPILE_SITE
+    if k in (Kind.GRAPH_BREAK, Kind.FALLBACK):
+        return str(gb_type or "")
+    return k.value
+
+
+# The site, then what else tells two reports of it apart: kind (a break, or the frame torch
+# then skipped), column, message, device and (notebook cell, kernel execution count).
+SiteKey = tuple[SiteId, str, int, str, str | None, tuple[int, int]]
 
 
 @dataclass
@@ -253,11 +272,16 @@ class Finding:
                 )
         return out
 
+    @property
+    def site(self) -> SiteId:
+        """Where the finding is and what it is, as one value (``SiteId``)."""
+        return (self.path, self.line, site_code(self.kind, self.data.get("gb_type")))
+
     def key(self) -> SiteKey:
-        """Identity used to deduplicate the same site reported twice."""
-        place = (self.path, self.line, self.column)
+        """Identity used to deduplicate the same site reported twice: the site, and what
+        tells two reports there apart."""
         cell = (self.cell or 0, self.execution_count or 0)
-        return (self.kind.value, *place, self.message, self.device, cell)
+        return (self.site, self.kind.value, self.column, self.message, self.device, cell)
 
     @property
     def text(self) -> str:

@@ -209,7 +209,7 @@ def test_reports_render_every_format() -> None:
 
 
 def test_mark_dynamic_fix_simple_and_variants() -> None:
-    from dynamo_lens.server import fixes
+    from dynamo_lens.fixes import quick as fixes
 
     simple = "def compile_example():\n    x = torch.randn(4, 8)\n    return model, (x,)\n"
     e = fixes.mark_dynamic(simple, 0, 0)
@@ -231,7 +231,7 @@ def test_mark_dynamic_fix_simple_and_variants() -> None:
 
 
 def test_add_compile_example_skeleton() -> None:
-    from dynamo_lens.server import fixes
+    from dynamo_lens.fixes import quick as fixes
 
     src = "class Net(nn.Module):\n    def __init__(self):\n        self.fc = nn.Linear(16, 4)\n"
     assert fixes.module_classes_without_example(src) == [("Net", 1)]

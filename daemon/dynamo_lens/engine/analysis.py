@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..config import ALL_CHECKS, EXAMPLE_DEF, Config
-from ..findings import FileResult, Finding, TargetId, TargetReport, from_wire
+from ..findings import FileResult, Finding, SiteId, TargetId, TargetReport, from_wire
 from ..static.reach import Reach, Reachability
 from ..texts.errors import error_at, error_from_death
 from ..texts.locate import Workspace
@@ -315,7 +315,7 @@ class Engine:
         path: str | Path,
         target: str,
         rewrite: dict[str, Any],
-        site: tuple[str, int, str],
+        site: SiteId,
         *,
         source: str | None = None,
         digest: str = "",

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import FileResult, Finding, FixData, Kind
-from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose, site_key
+from ..findings import FileResult, Finding, FixData, Kind, SiteId
+from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose
 from .analysis import Engine
 from .cancel import CancelToken
 from .filewrite import (
@@ -46,9 +46,8 @@ class Fix:
     unreadable: bool = False  # its file cannot be read as source (``why`` says why)
 
     @property
-    def site(self) -> tuple[str, int, str]:
-        f = self.finding
-        return (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
+    def site(self) -> SiteId:
+        return self.finding.site
 
     # Other workspace files that import the file the rewrite edits (a helper module): their
     # targets were not verified with it, so ``--apply`` leaves it.
@@ -68,13 +67,12 @@ class Fix:
 def _breaks(result: FileResult) -> list[Fix]:
     """Each distinct break (or recompile) of the file's reports, with the targets that reported
     it."""
-    by_site: dict[tuple[str, int, str], Fix] = {}
+    by_site: dict[SiteId, Fix] = {}
     for report in result.reports:
         for f in report.findings:
             if f.kind not in FIXABLE:
                 continue
-            key = (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
-            fix = by_site.setdefault(key, Fix(f, []))
+            fix = by_site.setdefault(f.site, Fix(f, []))
             if report.target not in fix.targets:
                 fix.targets.append(report.target)
     return list(by_site.values())
@@ -220,7 +218,7 @@ def attach(engine: Engine, result: FileResult, *, verify: bool) -> None:
     """Puts each break's rewrites in its findings' ``data["fixes"]``: all the catalogue has,
     unverified; with ``verify``, the worker's verdict on them (the verified one, else the one
     tried, with the check that failed)."""
-    by_site: dict[tuple[str, int, str], list[FixData]] = {}
+    by_site: dict[SiteId, list[FixData]] = {}
     if verify:
         for fix in fixes_for(engine, result):
             if fix.rewrite is not None:
@@ -228,7 +226,7 @@ def attach(engine: Engine, result: FileResult, *, verify: bool) -> None:
     for f in result.all_findings():
         if f.kind not in FIXABLE:
             continue
-        site = (f.path, f.line, site_key(f.kind, f.data.get("gb_type")))
+        site = f.site
         if site not in by_site and not verify and engine.workspace.contains(f.path):
             try:
                 src = read_source(f.path)

@@ -14,6 +14,7 @@ from .purity import (
     side_effect,
     unsafe_gradients,
 )
+from .registry import BREAKS, At, fix
 from .rewrite import (
     SELECT,
     Rewrite,
@@ -223,13 +224,15 @@ def _mapped(source: str, name: str, value: ast.expr) -> tuple[str, str] | None:
     return (elt, loop.target.id) if elt is not None else None
 
 
-def torch_where(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("torch-where", BREAKS, rank=70, statement=True, selecting=True)
+def torch_where(at: At) -> Rewrite | None:
     """``if c: x = a [else: x = b]`` becomes ``x = torch.where(c, a, x or b)``, and
     ``if c: return a`` followed by (or ``else:``) ``return b`` becomes
     ``return torch.where(c, a, b)``. Both arms are then computed on every call, so an arm must
     only compute (no in-place op, no random draw, no write), and an operation whose gradient
     can be infinite in the arm not taken (``sqrt``, ``log``, a division) gets its operand
     through ``torch.where`` too (the "double where"), else the rule stays out."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     if not isinstance(node, ast.If):
         return None
     helpers = _helpers(source, tree, node)

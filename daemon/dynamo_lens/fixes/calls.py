@@ -8,6 +8,7 @@ import ast
 import re
 
 from .purity import pure_functions, side_effect
+from .registry import BREAKS, At, fix
 from .rewrite import Rewrite, eager_only, source_lines, whole_lines
 
 LOGGER_METHODS = {
@@ -85,11 +86,13 @@ def _printing(node: ast.stmt) -> bool:
     )
 
 
-def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("guard-output", BREAKS, rank=20, statement=True)
+def guard_output(at: At) -> Rewrite | None:
     """A logger call (or an ``if`` that only outputs, with one) run only in eager. Compiled
     calls then skip it: verified only where that shows nothing (a ``debug`` record under a
     ``WARNING`` level), as verification compares log records. Output torch can defer is
     ``defer-output``'s."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     # Compiled calls skip the whole statement: an argument that does more than compute a value
     # (``print(self.calls.add_(1))``) would stop happening.
     if not output_only(node, tree) or _printing(node):
@@ -111,12 +114,14 @@ def guard_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Re
 _DISABLE = {"torch.compiler.disable", "torch._dynamo.disable"}
 
 
-def nonstrict_trace(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("nonstrict-trace", BREAKS, rank=100, statement=True)
+def nonstrict_trace(at: At) -> Rewrite | None:
     """A call of a helper of this file marked ``@torch.compiler.disable`` (torch runs it
     eagerly, breaking the graph around it) whose body only computes: the marker becomes
     ``@torch._dynamo.nonstrict_trace``, and torch traces the helper into the graph without
     Dynamo's bytecode analysis. A helper with side effects keeps its marker: non-strict
     tracing would run them once, at trace time."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     called = {
         c.func.id
         for c in ast.walk(node)

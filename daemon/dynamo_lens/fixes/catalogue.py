@@ -77,50 +77,23 @@ A break outside the workspace gets no rewrite: the user's files are the only one
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Any
 
-from ..findings import Finding, Kind
-from .branches import torch_where
-from .calls import guard_output, nonstrict_trace
-from .checks import check_in_graph
-from .deferred import defer_log, defer_output
-from .dynamic import mark_dynamic
-from .effects import drop_graph_break, guard_host_effect, tensor_index
-from .loops import loop_exit
-from .rewrite import (
-    FIXABLE,
-    RECOMPILE_SITE,
-    Rewrite,
-    imports_torch,
-    site_key,
-    statement_at,
-    with_comments,
-)
-from .settings import capture_setting, ignore_logger, torch_setting
-from .swaps import select_argument
+from ..findings import RECOMPILE_SITE, Finding
+from . import branches, calls, checks, deferred, dynamic, effects, loops, settings, swaps
+from .registry import FIXABLE, At, ordered
+from .rewrite import Rewrite, imports_torch, statement_at, with_comments
 
-__all__ = ["FIXABLE", "RECOMPILE_SITE", "Rewrite", "applicable", "claim", "propose", "site_key"]
+__all__ = ["FAMILIES", "FIXABLE", "RECOMPILE_SITE", "Rewrite", "applicable", "claim", "propose"]
 
-# Rules that read the statement at the break's line.
-RULES = (
-    defer_output,
-    # The guard first: two lines, where skipping the call hides nothing (a record below the
-    # logger's level); else the op, which keeps the record.
-    guard_output,
-    defer_log,
-    guard_host_effect,
-    drop_graph_break,
-    tensor_index,
-    torch_where,
-    select_argument,
-    check_in_graph,
-    nonstrict_trace,
-    loop_exit,
-)
+# The rule families: importing them registers their rules (fixes/registry.py).
+FAMILIES = (branches, calls, checks, deferred, dynamic, effects, loops, settings, swaps)
 
 
 def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
-    """The rewrites the catalogue has for ``finding`` in ``source`` (its file's text)."""
+    """The rewrites the catalogue has for ``finding`` in ``source`` (its file's text), in the
+    order the rules are registered to be tried."""
     if finding.kind not in FIXABLE or not in_workspace:
         return []
     try:
@@ -129,22 +102,22 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
         return []
     if not imports_torch(tree):
         return []
-    node = statement_at(tree, finding.line)
-    found: list[Rewrite | None] = []
-    if finding.kind is not Kind.RECOMPILE:  # a recompile: a setting, or a dynamic dimension
-        found += [rule(source, node, finding.path, tree) for rule in RULES] if node else []
-        found += [ignore_logger(finding, source, tree), capture_setting(finding, source, tree)]
-    found.append(torch_setting(finding, source, tree))
-    found.append(mark_dynamic(finding, source, tree))
+    at = At(finding, source, tree, statement_at(tree, finding.line))
     out = []
-    for rw in found:
-        if rw is not None:
-            rw = with_comments(source, rw)
-            try:
-                ast.parse(rw.apply(source))
-            except SyntaxError:
-                continue  # never offer an edit that breaks the file
-            out.append(rw)
+    for rule in ordered():
+        if finding.kind not in rule.kinds or (rule.statement and at.node is None):
+            continue
+        rw = rule.fn(at)
+        if rw is None:
+            continue
+        rw = dataclasses.replace(
+            with_comments(source, rw), module_wide=rule.module_wide, selects=rule.selecting
+        )
+        try:
+            ast.parse(rw.apply(source))
+        except SyntaxError:
+            continue  # never offer an edit that breaks the file
+        out.append(rw)
     return out
 
 

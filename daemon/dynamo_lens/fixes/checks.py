@@ -10,6 +10,7 @@ import ast
 
 from .branches import tensor_condition
 from .customops import definition, with_op
+from .registry import BREAKS, At, fix
 from .rewrite import Rewrite, bindings, indent_and_comment, whole_lines
 
 HELPER = "_raise_if"
@@ -82,9 +83,11 @@ def _raised(exc: ast.expr) -> tuple[str, str] | None:
     return (name, msg) if name in _BUILTIN_ERRORS else None
 
 
-def check_in_graph(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("check-in-graph", BREAKS, rank=90, statement=True, selecting=True)
+def check_in_graph(at: At) -> Rewrite | None:
     """``assert c, msg`` and ``if c: raise E(msg)`` on a tensor become ``_raise_if(<failed, as a
     tensor>, "E", msg)``; the op is added after the file's imports where it is not there yet."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     if isinstance(node, ast.Assert):
         test = node.test
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

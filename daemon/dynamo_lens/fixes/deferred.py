@@ -18,6 +18,7 @@ import ast
 
 from .calls import LOGGER_METHODS
 from .customops import definition, with_op
+from .registry import BREAKS, At, fix
 from .rewrite import Rewrite, bindings, imports, indent_and_comment, whole_lines
 
 HELPER = "_log_in_graph"
@@ -68,8 +69,10 @@ def _logger_names(tree: ast.Module) -> dict[str, str]:
     return out
 
 
-def defer_log(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("defer-log", BREAKS, rank=30, statement=True)
+def defer_log(at: At) -> Rewrite | None:
     """``logger.warning("msg")`` becomes ``_log_in_graph(__name__, "warning", "msg")``."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
         return None
     call = node.value
@@ -151,12 +154,14 @@ def _warning(call: ast.Call, tree: ast.Module) -> tuple[str, str] | None:
     return text, category
 
 
-def defer_output(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("defer-output", BREAKS, rank=10, statement=True)
+def defer_output(at: At) -> Rewrite | None:
     """``print("a", "b")`` and ``warnings.warn("msg"[, FutureWarning])`` (string literals, a
     built-in category) become ``_say_in_graph("print", "a b", "")``: the same text, printed or
     warned where the graph runs. Not torch's ``reorderable_logging_functions``: a setting of the
     whole process, it would defer every compiled print of every module, which then shows values
     as they are after the graph, and torch drops the call in a frame it inlines."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
         return None
     call = node.value

@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 
 from ..config import is_example_name
-from ..findings import Finding, Kind, TargetId
+from ..findings import Kind, TargetId
+from .registry import RECOMPILES, At, fix
 from .rewrite import Rewrite, source_lines
 
 
@@ -27,10 +28,12 @@ def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
     return out
 
 
-def mark_dynamic(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
+@fix("mark-dynamic", RECOMPILES, rank=150)
+def mark_dynamic(at: At) -> Rewrite | None:
     """For a recompile on argument ``arg``'s size at ``dim``, in a file whose example builds
     the calls: the example's one ``return`` marks that dimension dynamic in every call it
     returns (one call or a list of variants), then returns them as before."""
+    finding, source, tree = at.finding, at.source, at.tree
     md = finding.data.get("mark_dynamic")
     if finding.kind is not Kind.RECOMPILE or md is None or "arg" not in md:
         return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from .purity import pure_functions, side_effect
+from .registry import BREAKS, At, fix
 from .rewrite import (
     Rewrite,
     block_of,
@@ -88,9 +89,11 @@ def _dependents(
     return sorted(guarded, key=lambda s: s.lineno)
 
 
-def guard_host_effect(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("guard-host", BREAKS, rank=40, statement=True)
+def guard_host_effect(at: At) -> Rewrite | None:
     """A timer, a timestamp or a dump (``HOST_CALLS``) as a plain statement, with the
     statements that read what it binds, each runs only in eager."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     call = _host_call(node) if isinstance(node, _SIMPLE) else None
     found = _function_and_block(tree, node) if call else None
     if call is None or found is None:
@@ -105,13 +108,13 @@ def guard_host_effect(source: str, node: ast.stmt, path: str, tree: ast.Module) 
         return None
     lines = source_lines(source)
     start, end = guarded[0].lineno, guarded[-1].end_lineno or guarded[-1].lineno
-    text, at, kept = "", start, []
+    text, nxt, kept = "", start, []
     for s in guarded:
-        for old in range(at, s.lineno):  # what lies between two guarded statements
+        for old in range(nxt, s.lineno):  # what lies between two guarded statements
             kept.append((old, start + text.count("\n")))
             text += lines[old - 1]
         text += eager_only(source, s)
-        at = (s.end_lineno or s.lineno) + 1
+        nxt = (s.end_lineno or s.lineno) + 1
     also, it = (" and what reads it", "them") if len(guarded) > 1 else ("", "it")
     # What compiled calls then stop storing (``self.ms = ...``), as the title says.
     skips = sorted(
@@ -136,8 +139,10 @@ def guard_host_effect(source: str, node: ast.stmt, path: str, tree: ast.Module) 
     )
 
 
-def drop_graph_break(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("drop-break", BREAKS, rank=50, statement=True)
+def drop_graph_break(at: At) -> Rewrite | None:
     """``torch._dynamo.graph_break()`` computes nothing: removed, torch traces on."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     if not (
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Call)
@@ -195,10 +200,12 @@ def _zero_d(fn: ast.FunctionDef, name: str) -> bool:
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
-def tensor_index(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("tensor-index", BREAKS, rank=60, statement=True)
+def tensor_index(at: At) -> Rewrite | None:
     """``x[i]`` where ``i`` is a 0-d index tensor (an argmax without a dimension): Python asks
     the tensor for an int (``__index__``), a value that leaves the graph.
     ``x.index_select(0, i.reshape(1)).squeeze(0)`` selects the same row inside it."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     found = _function_and_block(tree, node)
     if found is None or node.lineno != node.end_lineno or not whole_lines(source, node, node):
         return None

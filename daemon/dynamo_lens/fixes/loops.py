@@ -11,6 +11,7 @@ import ast
 
 from .branches import tensor_condition
 from .purity import imported_modules, may_raise, pure_functions, side_effect, unsafe_gradients
+from .registry import BREAKS, At, fix
 from .rewrite import (
     SELECT,
     Rewrite,
@@ -35,7 +36,9 @@ def _scope_and_loop(tree: ast.Module, node: ast.If) -> tuple[ast.FunctionDef, as
     return None
 
 
-def loop_exit(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("loop-exit", BREAKS, rank=110, statement=True, selecting=True)
+def loop_exit(at: At) -> Rewrite | None:
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     if not (
         isinstance(node, ast.If)
         and not node.orelse

@@ -12,31 +12,11 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass
 
-from ..findings import Kind
-
-_MODULE_WIDE = {"ignore-logger", "capture-setting", "torch-setting"}
-# Rules whose rewrite evaluates what the original skipped (both arms of a selection, the
-# iterations after a loop's exit), or raises elsewhere than it did (a check kept in the graph):
-# equal outputs show only the paths the inputs took.
-_SELECTING = {"torch-where", "loop-exit", "select-argument", "check-in-graph"}
-
 # The rules write their own selections with this marker, spelled out twice: ``torch.where`` in
 # the text that is written, ``__dynamo_lens_where__`` in the text whose selections verification
 # checks (worker/selections.py); a ``torch.where`` of the user's, inside an arm, is neither.
 SELECT = "\x00select"
 SELECT_CHECKED = "__dynamo_lens_where__"
-
-# What a rewrite can be for: a graph break, a frame torch then runs eagerly (a break in a
-# loop makes torch skip the whole frame: the break's line is still the cause), a recompile.
-FIXABLE = frozenset({Kind.GRAPH_BREAK, Kind.FALLBACK, Kind.RECOMPILE})
-RECOMPILE_SITE = "recompile"
-
-
-def site_key(kind: Kind | str, gb_type: object) -> str:
-    """What tells one fixable finding on a line from another: a break's type (torch's
-    ``gb_type``), or that it is a recompile."""
-    return RECOMPILE_SITE if Kind(kind) is Kind.RECOMPILE else str(gb_type or "")
-
 
 # A line as Python's tokenizer ends it: "\r\n", "\r" or "\n". ``str.splitlines`` also splits at
 # "\f", "\v", U+2028 and others that Python keeps inside a line (a comment, a string): line
@@ -75,6 +55,11 @@ class Rewrite:
     branch: int = 0
     # ``text`` with the rule's own selections spelled ``SELECT_CHECKED`` ("" without any).
     checked: str = ""
+    # From the rule's registration (fixes/registry.py), set by ``catalogue.propose``: a setting
+    # at import, verified against every target of the file; a rewrite that evaluates what the
+    # original skipped, so equal outputs on the example's path are not enough.
+    module_wide: bool = False
+    selects: bool = False
     # Attributes (``self.<name>``) the rewrite stops compiled calls from storing, as its title
     # says (a timer's reading): their state is not compared for compiled runs.
     skips: tuple[str, ...] = ()
@@ -83,12 +68,6 @@ class Rewrite:
         # From the worker's protocol the pairs come back as lists.
         object.__setattr__(self, "kept", tuple((int(a), int(b)) for a, b in self.kept))
         object.__setattr__(self, "skips", tuple(self.skips))
-
-    @property
-    def selects(self) -> bool:
-        """Whether the rewrite evaluates what the original skipped: only then are equal outputs
-        on the example's path not enough ("equal on the example only")."""
-        return self.rule in _SELECTING
 
     @classmethod
     def selecting(
@@ -105,12 +84,6 @@ class Rewrite:
             checked=marked.replace(SELECT, SELECT_CHECKED),
             **kw,  # type: ignore[arg-type]
         )
-
-    @property
-    def module_wide(self) -> bool:
-        """A setting at import: it changes every target of the file, so it is verified
-        against each of them, not only those that reported the break."""
-        return self.rule in _MODULE_WIDE
 
     def replacement(self, source: str) -> str:
         """``text`` as it goes into ``source``: each new line ends as the first replaced line

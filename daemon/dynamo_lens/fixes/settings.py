@@ -9,13 +9,16 @@ import re
 
 from ..findings import Finding, Kind
 from .calls import LOGGER_METHODS
+from .registry import BREAKS, FIXABLE, At, fix
 from .rewrite import Rewrite, source_lines
 
 # The library's source line where torch broke: ``<name>.<method>(`` (a call may span lines).
 _LOGGER_CALL = re.compile(r"^\s*[A-Za-z_][\w.()]*\.(\w+)\(")
 
 
-def ignore_logger(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
+@fix("ignore-logger", BREAKS, rank=120, module_wide=True)
+def ignore_logger(at: At) -> Rewrite | None:
+    finding, source, tree = at.finding, at.source, at.tree
     if "library" not in finding.data or not finding.stack:
         return None
     origin = finding.stack[-1]
@@ -41,7 +44,9 @@ def ignore_logger(finding: Finding, source: str, tree: ast.Module) -> Rewrite | 
 _CAPTURE_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
 
 
-def capture_setting(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
+@fix("capture-setting", BREAKS, rank=130, module_wide=True)
+def capture_setting(at: At) -> Rewrite | None:
+    finding, source, tree = at.finding, at.source, at.tree
     names = [n for n in _CAPTURE_SETTINGS if n in _said(finding)]
     why = "torch traces data-dependent values and shapes instead of breaking the graph"
     return _config_true("capture-setting", names, finding, source, tree, why)
@@ -52,7 +57,9 @@ def capture_setting(finding: Finding, source: str, tree: ast.Module) -> Rewrite 
 _NAMED_SETTING = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
 
 
-def torch_setting(finding: Finding, source: str, tree: ast.Module) -> Rewrite | None:
+@fix("torch-setting", FIXABLE, rank=140, module_wide=True)
+def torch_setting(at: At) -> Rewrite | None:
+    finding, source, tree = at.finding, at.source, at.tree
     named = dict.fromkeys(_NAMED_SETTING.findall(_said(finding)))
     names = [n for n in named if n not in _CAPTURE_SETTINGS]
     what = "recompiling" if finding.kind is Kind.RECOMPILE else "breaking the graph"

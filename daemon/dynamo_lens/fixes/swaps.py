@@ -21,6 +21,7 @@ import ast
 
 from .branches import split_static, tensor_condition
 from .purity import imported_modules, may_raise, pure_functions, side_effect
+from .registry import BREAKS, At, fix
 from .rewrite import SELECT, Rewrite, indent_and_comment, source_lines, whole_lines
 
 
@@ -49,9 +50,11 @@ def _one_difference(a: ast.Call, b: ast.Call) -> tuple[int | str, ast.expr, ast.
     return differ[0] if len(differ) == 1 else None
 
 
-def select_argument(source: str, node: ast.stmt, path: str, tree: ast.Module) -> Rewrite | None:
+@fix("select-argument", BREAKS, rank=80, statement=True, selecting=True)
+def select_argument(at: At) -> Rewrite | None:
     """``if c: f(..., a, ...) else: f(..., b, ...)`` becomes ``f(..., torch.where(c, a, b),
     ...)``; both values are computed, so they must only compute."""
+    source, node, path, tree = at.source, at.stmt, at.path, at.tree
     if not isinstance(node, ast.If) or not node.orelse:
         return None
     a, b = _call(node.body), _call(node.orelse)

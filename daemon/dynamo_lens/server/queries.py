@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..findings import Finding, TargetId, TargetReport
+from ..fixes import quick
 from ..texts.source import content_hash, file_hash
-from . import fixes
 from .context import Context
 from .lastrun import LastRun
 
@@ -58,7 +58,7 @@ class Queries:
 
     def mark_dynamic_fix(
         self, target: str | None, variable: str, dim: int, buffers: dict[str, str]
-    ) -> tuple[str, fixes.Edit] | None:
+    ) -> tuple[str, quick.Edit] | None:
         """The edit that marks ``variable``'s ``dim`` dynamic where the example builds the call
         (the call site the analysis ran). ``buffers``: editor text by path, else the disk's."""
         found = self.report_of(target)
@@ -73,7 +73,7 @@ class Queries:
                 return None
         params = [s.split(":", 1)[0] for s in r.input_shapes]
         idx = params.index(variable) if variable in params else 0
-        edit = fixes.mark_dynamic(text, idx, dim, TargetId.parse(r.target).unit)
+        edit = quick.mark_dynamic(text, idx, dim, TargetId.parse(r.target).unit)
         return (example_file, edit) if edit is not None else None
 
     def environment(self) -> dict[str, Any]:

@@ -15,16 +15,8 @@ from typing import Any
 from ..engine.cancel import CancelToken
 from ..engine.filewrite import WriteError, read_source
 from ..engine.importers import importers
-from ..findings import Finding, Kind, Severity, TargetId
-from ..fixes.catalogue import (
-    FIXABLE,
-    RECOMPILE_SITE,
-    Rewrite,
-    applicable,
-    claim,
-    propose,
-    site_key,
-)
+from ..findings import RECOMPILE_SITE, Finding, Kind, Severity, SiteId, TargetId
+from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose
 from ..texts.source import content_hash
 from .context import Context
 
@@ -36,7 +28,7 @@ __all__ = ["Proposal", "Verdicts", "applicable", "failed", "shown"]
 class Proposal:
     rewrite: Rewrite
     target: str  # the target that reported the break (a TargetId string)
-    site: tuple[str, int, str]  # path, line, gb_type of the break
+    site: SiteId  # path, line, gb_type of the break
     verdict: dict[str, Any] | None  # the worker's, for these bytes; None: not verified yet
 
 
@@ -99,12 +91,7 @@ class Verdicts:
                 if report.target != target:
                     continue
                 for f in report.findings:
-                    if (
-                        f.kind in FIXABLE
-                        and f.path == path
-                        and f.line == line
-                        and site_key(f.kind, f.data.get("gb_type")) == gb_type
-                    ):
+                    if f.kind in FIXABLE and f.site == (path, line, gb_type):
                         return f
         return None
 
@@ -112,7 +99,7 @@ class Verdicts:
         self,
         rewrite: Rewrite,
         target: str,
-        site: tuple[str, int, str],
+        site: SiteId,
         *,
         cancel: CancelToken,
         on_progress: Callable[[dict[str, Any]], None] | None = None,

@@ -49,8 +49,8 @@ from typing import Any, NamedTuple
 import torch
 from torch.utils._pytree import tree_map
 
-from ..findings import Finding, Frame, Kind
-from ..fixes.catalogue import RECOMPILE_SITE, Rewrite, claim
+from ..findings import RECOMPILE_SITE, Finding, Frame, Kind, SiteId
+from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
 from . import lastcheck, modelstate, recompiles, selections, torchcompat
 from .breaks import anchor_of, collect_sites, find_breaks, to_finding
@@ -106,23 +106,23 @@ def _same_shape_fresh(call: Call) -> Call:
     return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
 
 
-def _break_keys(findings: list[Finding]) -> Counter[tuple[str, int, str]]:
+def _break_keys(findings: list[Finding]) -> Counter[SiteId]:
     """Breaks, and frames torch then runs eagerly (a break in a loop): a rewrite that turns a
     break into a skipped frame has not removed it."""
     return Counter(
-        (os.path.realpath(f.path), f.line, str(f.data.get("gb_type", "")))
+        (os.path.realpath(f.path), *f.site[1:])
         for f in findings
         if f.kind in (Kind.GRAPH_BREAK, Kind.FALLBACK)
     )
 
 
-def _at_site(f: Finding, site: tuple[str, int, str], rewrite: Rewrite) -> bool:
+def _at_site(f: Finding, site: SiteId, rewrite: Rewrite) -> bool:
     """Whether ``f`` (found in the rewritten code) is the break at ``site``: on the rewritten
     lines, or where the site's line moved to (a rewrite elsewhere in the file, such as a
     setting after the imports, leaves the site's line in place)."""
     if os.path.realpath(f.path) != os.path.realpath(site[0]):
         return False
-    if str(f.data.get("gb_type", "")) != site[2]:
+    if f.site[2] != site[2]:
         return False
     if rewrite.start <= f.line < rewrite.start + rewrite.text.count("\n"):
         return True
@@ -191,7 +191,7 @@ def _compiled_series(
 
 def _recompile_gone(
     v: Verdict,
-    site: tuple[str, int, str],
+    site: SiteId,
     rewrite: Rewrite,
     edited: Path,
     original: _Recompiled,
@@ -225,11 +225,9 @@ def _recompile_gone(
     return v.add("fewer compiles", fewer, f"{compiles} frame(s) compiled, original {compiles0}")
 
 
-def _moved(
-    keys: Counter[tuple[str, int, str]], rewrite: Rewrite, edited: Path
-) -> Counter[tuple[str, int, str]]:
+def _moved(keys: Counter[SiteId], rewrite: Rewrite, edited: Path) -> Counter[SiteId]:
     """The original's break keys at their lines in the rewritten file."""
-    out: Counter[tuple[str, int, str]] = Counter()
+    out: Counter[SiteId] = Counter()
     for (p, line, gb), n in keys.items():
         new = rewrite.new_line(line) if p == os.path.realpath(edited) else line
         if new is not None:
@@ -289,7 +287,7 @@ def verify(
     path: Path,
     pick: Callable[[types.ModuleType], Target],
     rewrite: Rewrite,
-    site: tuple[str, int, str],
+    site: SiteId,
     ws: Workspace,
     *,
     backend: Any,

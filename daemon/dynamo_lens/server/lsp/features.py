@@ -7,9 +7,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from ...findings import Kind
-from ...fixes.catalogue import FIXABLE, site_key
-from .. import fixes, verdicts
+from ...findings import Kind, site_code
+from ...fixes import quick
+from ...fixes.catalogue import FIXABLE
+from .. import verdicts
 from ..summary import hover_markdown
 from .app import CMD, DynamoLensServer, server
 from .convert import code_lens, path_to_uri, rewrite_edit, uri_to_path
@@ -95,9 +96,9 @@ def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[t
             action = _mark_dynamic(ls, d, md)
             if action is not None:
                 actions.append(action)
-    for name, line in fixes.module_classes_without_example(text):
+    for name, line in quick.module_classes_without_example(text):
         if params.range.start.line <= line - 1 <= params.range.end.line:
-            edit = fixes.add_compile_example(text, name)
+            edit = quick.add_compile_example(text, name)
             if edit is not None:
                 actions.append(_edit_action(uri, f"Add a compile_example for {name}", edit))
     return actions
@@ -148,7 +149,7 @@ def _rewrites(
         return []
     line = d.range.start.line + 1
     target = d.data.get("target")
-    gb_type = site_key(str(d.data.get("kind")), d.data.get("gb_type"))
+    gb_type = site_code(str(d.data.get("kind")), d.data.get("gb_type"))
     out = []
     for p in ls.service.verdicts.proposals(path, text, line, target, gb_type):
         rw, verdict = p.rewrite, p.verdict
@@ -175,7 +176,7 @@ def _rewrites(
     return out
 
 
-def _edit_action(uri: str, title: str, edit: fixes.Edit) -> types.CodeAction:
+def _edit_action(uri: str, title: str, edit: quick.Edit) -> types.CodeAction:
     start = types.Position(line=edit.line - 1, character=0)
     end = start if edit.end_line is None else types.Position(line=edit.end_line, character=0)
     text_edit = types.TextEdit(range=types.Range(start=start, end=end), new_text=edit.text)

@@ -1,4 +1,7 @@
-"""Source edits behind the code actions, computed from the AST. Knows nothing of LSP."""
+"""Edits the editor offers without running them, labelled so: a ``mark_dynamic`` where the
+catalogue has no rewrite to verify (the example in another file, an argument passed by keyword)
+and a ``compile_example`` skeleton for a file without one. Computed from the AST; knows nothing
+of LSP. ``fix`` never applies them."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import ast
 from dataclasses import dataclass
 
 from ..config import is_example_name
-from ..fixes.rewrite import ending, source_lines
+from .rewrite import ending, source_lines
 
 
 @dataclass

@@ -1,0 +1,83 @@
+"""The rule families that set something for the user's calls: fixes/settings.py (torch's
+documented settings after the imports) and fixes/dynamic.py (a dimension marked dynamic where
+the example builds its calls). Where each rule proposes, and where it declines."""
+
+from __future__ import annotations
+
+import pytest
+from dynamo_lens.findings import Frame, Kind
+from support.fix_cases import Case, RuleCases, check_family
+
+USER = """import torch
+from transformers import GPT2LMHeadModel
+
+
+def compile_example():
+    model = GPT2LMHeadModel.from_pretrained("gpt2")
+    return model, (torch.zeros(1, 4, dtype=torch.long),)
+"""
+
+
+def _in_library(code: str) -> dict[str, object]:
+    return {
+        "data": (("library", "transformers/modeling_utils.py:4778"),),
+        "stack": (
+            Frame("/ws/m.py", 7, "compile_example"),
+            Frame("/site-packages/transformers/modeling_utils.py", 4778, "loss", code=code),
+        ),
+    }
+
+
+CAPTURE = "Use `torch._dynamo.config.capture_scalar_outputs = True` to capture the value"
+UNSPEC = (
+    "you might want to make this integer dynamic using "
+    "torch._dynamo.config.allow_unspec_int_on_nn_module = True, or convert this integer"
+)
+
+ROWS = """import torch
+from torch import nn
+
+
+class Rows(nn.Module):
+    def forward(self, x, n):
+        return x * n
+
+
+def compile_example():
+    model = Rows()
+    return [(model, (torch.randn(k, 8), 2)) for k in (4, 6)]
+"""
+MARK = (("mark_dynamic", {"variable": "x", "dim": 0, "arg": 0}),)
+
+CASES: RuleCases = {
+    "ignore-logger": (
+        [Case(USER, "return model", **_in_library("logger.warning_once("))],  # type: ignore[arg-type]
+        [Case(USER, "return model", **_in_library("return torch.nonzero(x)"))],  # type: ignore[arg-type]
+    ),
+    "capture-setting": (
+        [Case(USER, "return model", hints=(CAPTURE,))],
+        [Case(USER, "return model", hints=("Consider rewriting the loop",))],
+    ),
+    "torch-setting": (
+        [Case(USER, "return model", kind=Kind.RECOMPILE, hints=(UNSPEC,))],
+        # already set: torch still recompiled, so this is not the fix
+        [
+            Case(
+                USER + "torch._dynamo.config.allow_unspec_int_on_nn_module = True\n",
+                "return model",
+                kind=Kind.RECOMPILE,
+                hints=(UNSPEC,),
+            )
+        ],
+    ),
+    "mark-dynamic": (
+        [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=MARK, target="compile_example")],
+        # a guessed target: no call site of the user's to mark
+        [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=MARK, target="Rows")],
+    ),
+}
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_each_rule_proposes_on_its_pattern_and_declines_near_it(code: str) -> None:
+    check_family(CASES, code)
