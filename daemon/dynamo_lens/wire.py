@@ -11,9 +11,11 @@ so a partial read never yields a half message.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import msgpack
@@ -26,6 +28,32 @@ MAX_TEXT = 16 * 1024
 # The line a worker prints after a job's output, before its reply: the parent counts the job's
 # output once it has read this far (the reply travels on another pipe, and can come first).
 END_OF_OUTPUT = "\x1b[dynamo-lens: end of the job's output]"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One analysis unit of a file, as ``discover`` finds it and ``analyze`` is given it: a
+    ``compile_example`` (with all the targets it returns), a configured target or a guessed
+    one. It crosses the wire as a map of these fields (``as_wire``, ``Unit.of_wire``)."""
+
+    name: str
+    kind: str  # example | config | guess
+    path: str
+    line: int
+    attr: str  # attribute in the module: the example function or the class
+
+    @classmethod
+    def of_wire(cls, data: dict[str, Any]) -> Unit:
+        return cls(
+            str(data["name"]),
+            str(data["kind"]),
+            str(data["path"]),
+            int(data["line"]),
+            str(data["attr"]),
+        )
+
+    def as_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 def cap_text(text: str, limit: int = MAX_TEXT) -> str:

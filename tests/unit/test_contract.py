@@ -10,7 +10,9 @@ from typing import Any
 
 from conftest import REPO
 from dynamo_lens.config import Config, _norm_key
-from dynamo_lens.server.lsp import app, commands, features, lifecycle, textsync  # noqa: F401
+from dynamo_lens.server.lsp import app, register
+
+register(app.server)
 
 DOC = (REPO / "docs" / "lsp-contract.md").read_text()
 PROTOCOL_TS = (REPO / "extension" / "src" / "protocol.ts").read_text()

@@ -24,6 +24,7 @@ from ..static.reach import Reach, Reachability
 from ..texts.errors import error_at, error_from_death
 from ..texts.locate import Workspace
 from ..texts.source import content_hash, decode_source, syntax_error
+from ..wire import Unit
 from .cancel import CancelToken
 from .declarations import Declarations
 from .pool import (
@@ -232,13 +233,13 @@ class Engine:
         if found.get("tainted"):
             result.interrupted = True
             self._log(f"{path.name}: importing it left the worker changed: {found['tainted']}")
-        units = found.get("units", [])
+        units = [Unit.of_wire(u) for u in found.get("units", [])]
         if reuse and not result.findings and not found.get("tainted"):
             self.memo.put_file(file_key, Units(units, result.imports))
         reused = 0
         want = TargetId.parse(only_target) if only_target is not None else None
         if want is not None:
-            units = [u for u in units if want.unit in (u["name"], u["attr"])]
+            units = [u for u in units if want.unit in (u.name, u.attr)]
         for unit in units:
             if cancel is not None and cancel.cancelled:
                 result.cancelled = True
@@ -248,14 +249,14 @@ class Engine:
                 reused += 1
                 continue
             self.units_run += 1
-            params = dict(base, unit=unit, checks=checks, **(extra or {}))
+            params = dict(base, unit=unit.as_wire(), checks=checks, **(extra or {}))
             if devices:
                 params["devices"] = list(devices)
             if mode:
                 params["mode"] = mode
             if dynamic != "config":
                 params["dynamic"] = dynamic
-            unit_key = (unit["path"], unit["name"], tuple(checks))
+            unit_key = (unit.path, unit.name, tuple(checks))
             params["target_keys"] = reach is not None
             try:
                 out, placed = self._unit_job(params, unit, unit_key, cancel, on_progress)
@@ -264,9 +265,9 @@ class Engine:
                 break
             if isinstance(out, Finding):
                 result.interrupted = True
-                if unit.get("kind") == "guess":
+                if unit.kind == "guess":
                     # A guess that hangs or runs out of memory is silent: a log line.
-                    self._log(f"zero-config guess {unit['name']} skipped: {out.message}")
+                    self._log(f"zero-config guess {unit.name} skipped: {out.message}")
                 else:
                     result.findings.append(out)
                 continue
@@ -275,7 +276,7 @@ class Engine:
             if out.get("tainted"):
                 # Results from a process user code changed are shown, never cached.
                 result.interrupted = True
-                self._log(f"{unit['name']}: the worker was left changed: {out['tainted']}")
+                self._log(f"{unit.name}: the worker was left changed: {out['tainted']}")
             fresh = from_wire(out.get("reports", []), list[TargetReport])
             if want is not None and want.variant is not None:
                 fresh = [r for r in fresh if TargetId.parse(r.target).short == want.short]
@@ -292,7 +293,7 @@ class Engine:
                 and not out.get("tainted")
                 and self._known(reach, reports, unit_findings)
             ):
-                key = (unit["path"], unit["name"], tuple(checks))
+                key = (unit.path, unit.name, tuple(checks))
                 self.memo.put_unit(key, UnitResult(reach, reports, unit_findings))
         if reused:
             self._log(
@@ -352,7 +353,7 @@ class Engine:
     def _unit_job(
         self,
         params: dict[str, Any],
-        unit: dict[str, Any],
+        unit: Unit,
         unit_key: tuple[Any, ...],
         cancel: CancelToken | None,
         on_progress: ProgressFn | None,
@@ -365,8 +366,8 @@ class Engine:
             out = self._job(
                 "analyze",
                 dict(params, known_targets=known),
-                Path(unit["path"]),
-                unit["line"],
+                Path(unit.path),
+                unit.line,
                 self._target_name(unit),
                 cancel,
                 on_progress,
@@ -389,7 +390,7 @@ class Engine:
                 self.targets_run += len(out.get("reports", [])) if params["target_keys"] else 0
                 if placed:
                     self._log(
-                        f"{unit['name']}: {len(placed)} of {len(out.get('order', []))} "
+                        f"{unit.name}: {len(placed)} of {len(out.get('order', []))} "
                         "target(s) reused (the edit cannot reach them)"
                     )
                 return out, placed
@@ -426,12 +427,12 @@ class Engine:
         self.memo.put_targets(unit_key, results)
 
     @_booked
-    def _reach(self, unit: dict[str, Any], path: Path, text: str | None) -> Reach:
-        upath = os.path.realpath(unit["path"])
-        reach = self.reachability.of(upath, unit["attr"], text if upath == str(path) else None)
+    def _reach(self, unit: Unit, path: Path, text: str | None) -> Reach:
+        upath = os.path.realpath(unit.path)
+        reach = self.reachability.of(upath, unit.attr, text if upath == str(path) else None)
         if reach.uncertain:
             self._log(
-                f"{unit['name']}: what it reaches is not certain from the source "
+                f"{unit.name}: what it reaches is not certain from the source "
                 f"({reach.uncertain}); the whole module counts"
             )
         return reach
@@ -453,11 +454,9 @@ class Engine:
         return not unseen
 
     @_booked
-    def _reused(
-        self, unit: dict[str, Any], checks: list[str], reach: Reach, result: FileResult
-    ) -> bool:
+    def _reused(self, unit: Unit, checks: list[str], reach: Reach, result: FileResult) -> bool:
         """Adds the unit's last result to ``result`` if the edit cannot have changed it."""
-        got = self.memo.unit((unit["path"], unit["name"], tuple(checks)), reach)
+        got = self.memo.unit((unit.path, unit.name, tuple(checks)), reach)
         if got is None:
             return False
         self.units_reused += 1
@@ -497,12 +496,12 @@ class Engine:
             return False, []
         return self.declarations.guess_policy(data)
 
-    def _target_name(self, unit: dict[str, Any]) -> str:
+    def _target_name(self, unit: Unit) -> str:
         try:
-            rel = Path(unit["path"]).resolve().relative_to(self.root).as_posix()
+            rel = Path(unit.path).resolve().relative_to(self.root).as_posix()
         except ValueError:
-            rel = unit["path"]
-        return str(TargetId(rel, unit["name"]))
+            rel = unit.path
+        return str(TargetId(rel, unit.name))
 
     def _job(
         self,

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..findings import Finding, Frame, TargetReport
 from ..static.reach import Reach, Span
+from ..wire import Unit
 
 # Units kept; a workspace has a few hundred at most.
 MAX_UNITS = 1024
@@ -32,7 +33,7 @@ class UnitResult:
 class Units:
     """What a file's discovery found, for a file whose bytes have not changed since."""
 
-    units: list[dict[str, Any]]
+    units: list[Unit]
     imports: list[str]
 
 

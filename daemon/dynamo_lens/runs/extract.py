@@ -22,7 +22,6 @@ from ..findings import (
     FileResult,
     Finding,
     Frame,
-    Kind,
     TargetReport,
 )
 from ..texts import breaktext, guards
@@ -219,16 +218,13 @@ class RunReader:
         if s is None:
             place = breaktext.where(origin) if origin else ""
             what = guards.what(g) + (f" in {place}" if place else "")
-            message, severity = guards.headline(what, 1)
-            f = Finding.on(
+            f = guards.finding(
                 at,
-                Kind.RECOMPILE,
-                severity,
-                message,
-                explanation=f"torch's failed guard: `{g.text}`.",
-                hints=[guards.fix(g)],
+                g,
+                1,
+                origin=place,
                 stack=stack,
-                data=guards.facts(g, place),
+                explanation=f"torch's failed guard: `{g.text}`.",
             )
             s = self._recompiles[key] = _Site(f, co=co, located=located, what=what)
         s.count += 1

@@ -13,6 +13,7 @@ daemon starts (off the event loop), and each file shows at most ``MAX_FINDINGS_P
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -25,6 +26,7 @@ from typing import Any
 from ..findings import Finding, FindingData, Kind, Severity, TargetReport
 from ..runs.command import TracedRun, trace_results
 from ..runs.loaded import LoadedRun
+from ..runs.tracelog import printable
 from ..texts.source import content_hash, file_hash
 from .context import Context
 from .documents import DocState, mark_stale
@@ -188,6 +190,17 @@ class LastRun:
             "records": run.records,
             "skipped": run.skipped,
         }
+
+    def load_named(self, name: str) -> dict[str, Any]:
+        """``load`` of a trace folder or log the user named: relative to the workspace (never
+        the daemon's working directory), absolute as given. ValueError says what is wrong."""
+        if not name.strip():
+            raise ValueError("loadTrace wants the path of a trace folder or log file")
+        p = Path(os.path.normpath(self.ctx.root / name))  # an absolute path stays itself
+        if not p.exists():
+            raise ValueError(f"no such trace folder or file: {name}")
+        where = p.relative_to(self.ctx.root) if p.is_relative_to(self.ctx.root) else p
+        return self.load([p], f"trace {printable(where)}")
 
     def argv(self, path: str | None, command: str | None) -> list[str]:
         """What "Run File with Analysis" runs: ``command`` (``dynamoLens.runCommand``, with

@@ -84,6 +84,12 @@ class AnalysisService:
     def root(self) -> Path:
         return self.ctx.root
 
+    def may_run(self, path: str, open_in_editor: bool) -> None:
+        """Running a file is the user's request about their code: a workspace file, or one
+        they have open in the editor; never an arbitrary path from the wire (ValueError)."""
+        if not self.ctx.workspace.contains(path) and not open_in_editor:
+            raise ValueError(f"not in the workspace and not open in the editor: {path}")
+
     @property
     def trusted(self) -> bool:
         return self.ctx.trusted

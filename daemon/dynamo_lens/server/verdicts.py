@@ -21,7 +21,7 @@ from ..texts.source import content_hash
 from .context import Context
 
 _MAX = 256  # verdicts kept; the oldest go first
-__all__ = ["Proposal", "Verdicts", "applicable", "failed", "shown"]
+__all__ = ["Decision", "Proposal", "Verdicts", "applicable", "decide", "failed", "shown"]
 
 
 @dataclass
@@ -168,6 +168,38 @@ class Verdicts:
                 while len(self._known) > _MAX:
                     self._known.pop(next(iter(self._known)))
         return verdict
+
+
+@dataclass
+class Decision:
+    """What the editor does with a verdict on the user's request to verify, then apply: the
+    verdict as answered, the rewrite to apply to the buffer it was proposed for (None: not
+    applied), and what the user is told ("" where the edit itself says it)."""
+
+    result: dict[str, Any]
+    apply: Rewrite | None
+    say: str
+    progress: str  # how the request's progress ends
+
+
+def decide(p: Proposal, verdict: dict[str, Any], still_current: Callable[[], bool]) -> Decision:
+    """Apply only a verified rewrite that holds for every path and every target, and only
+    while the buffer is the one it was proposed and verified for (``still_current``, asked
+    last): verified, but the file changed, it is not applied."""
+    title = p.rewrite.title
+    result: dict[str, Any] = {**verdict, "rule": p.rewrite.rule, "applied": False}
+    if verdict.get("cancelled"):
+        return Decision(result, None, "", "cancelled")
+    if not verdict.get("verified"):
+        return Decision(result, None, f"{title}: not applied, {failed(verdict)}", "rejected")
+    if not applicable(verdict):
+        # Equal on the example only: offered as an explicit, labelled choice, never applied.
+        return Decision(result, None, f"{title}: {shown(verdict)}: not applied", "verified")
+    if not still_current():
+        return Decision(
+            result, None, f"{title}: verified, but the file changed: not applied", "verified"
+        )
+    return Decision(result, p.rewrite, "", "verified")
 
 
 def shown(verdict: dict[str, Any]) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ..findings import FindingData, Severity
+from ..findings import Finding, FindingData, Frame, Kind, Severity
 
 # A guard's line is short; a reason from a trace made anywhere may not be. Every regex below
 # runs on a bounded slice, and none can backtrack over it quadratically.
@@ -215,3 +216,43 @@ def facts(g: Guard, origin: str = "") -> FindingData:
     if origin:
         data["library"] = origin
     return data
+
+
+def finding(
+    at: Frame,
+    g: Guard,
+    count: int,
+    *,
+    origin: str = "",
+    stack: list[Frame],
+    explanation: str,
+    hints: Sequence[str] = (),
+    data: FindingData | None = None,
+    target: str | None = None,
+    span: tuple[int, int, int, int] | None = None,
+    **wording: Any,
+) -> Finding:
+    """A recompile at ``at`` on guard ``g``, seen ``count`` times: the one place a recompile
+    finding is made, by the worker's check and by a run's trace, as ``breaktext.finding`` is
+    for a break. ``origin``: the library line the guard sits in, named in the message;
+    ``span``: (line, column, end line, end column) where the caller knows better than ``at``'s
+    own range; ``wording``: ``headline``'s keywords (``then``, ``measured``, ``limit_hit``...);
+    ``hints``: after the guard's own fix."""
+    what_ = what(g) + (f" in {origin}" if origin else "")
+    message, severity = headline(what_, count, **wording)
+    line, column, end_line, end_column = span or at.span()
+    return Finding(
+        Kind.RECOMPILE,
+        severity,
+        at.path,
+        line,
+        column,
+        end_line,
+        end_column,
+        message,
+        explanation=explanation,
+        hints=[fix(g), *hints],
+        stack=stack,
+        target=target,
+        data={**facts(g, origin), **(data or {})},
+    )

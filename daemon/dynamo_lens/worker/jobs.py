@@ -145,7 +145,7 @@ def discover_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     units = discover(module, path, attrs, guess, skip=set(params.get("guess_skip", [])))
     imports = sorted({f for _, f in workspace_modules(ws)})
     warm = list(warmmodules.KEPT)  # imported before, kept: not executed again
-    return {"units": to_wire(units), "findings": [], "imports": imports, "warm": warm}
+    return {"units": [u.as_wire() for u in units], "findings": [], "imports": imports, "warm": warm}
 
 
 def resolve_backend(name: str) -> Any:
@@ -178,7 +178,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     cfg = _config(params)
     ws = _workspace(params, cfg)
     path = Path(params["path"]).resolve()
-    unit = Unit(**params["unit"])
+    unit = Unit.of_wire(params["unit"])
     checks = list(params.get("checks", cfg.checks))
     wanted_devices, missing = devices.resolve(params.get("devices") or cfg.devices)
     mode = params.get("mode", cfg.mode)

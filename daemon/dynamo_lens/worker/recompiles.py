@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..findings import Finding, FindingData, Frame, Kind
+from ..findings import Finding, FindingData, Frame
 from ..texts import guards
 from ..texts.guards import (
     HINT_RE,
@@ -187,26 +187,12 @@ def _finding(
         span = parameter_span(group.path, group.first_line, param)
     # A guard in library code: say where, since the user's line holds only the call.
     origin = where(group.origin) if group.origin is not None else ""
-    what = guards.what(g) + (f" in {origin}" if origin else "")
     then = (
         "then automatic dynamic shapes made it dynamic"
         if g.kind == "size" or (not declared and g.kind in ("value", "attr"))
         else "and both graphs stay cached for later calls"
     )
-    message, severity = guards.headline(
-        what,
-        group.count,
-        then=then,
-        measured=group.measured,
-        fresh=group.fresh,
-        seen=group.seen,
-        by_value=g.kind in ("value", "attr"),
-        limit=limit,
-        limit_hit=group.limit_hit,
-    )
-    fix = guards.fix(g)
     data: FindingData = {
-        **guards.facts(g),
         "recompiles": group.count,
         "values": list(dict.fromkeys(group.seen)),
         "limit_hit": group.limit_hit,
@@ -221,17 +207,12 @@ def _finding(
             data["mark_dynamic"]["arg"] = arg
             if positions is not None:
                 data["mark_dynamic"]["calls"] = list(positions)
-    if origin:
-        data["library"] = origin
-    return Finding(
-        kind=Kind.RECOMPILE,
-        severity=severity,
-        path=group.path,
-        line=span.line,
-        column=span.column,
-        end_line=span.end_line,
-        end_column=span.end_column,
-        message=message,
+    return guards.finding(
+        Frame(group.path, span.line),
+        g,
+        group.count,
+        origin=origin,
+        stack=group.stack,
         explanation=(
             "Dynamo guards on what it specialised while tracing; a call that fails a guard "
             "compiles again. Input variants "
@@ -239,10 +220,17 @@ def _finding(
             + f" triggered this. torch's failed guard: `{g.text}`."
             + _measured_text(group)
         ),
-        hints=[fix, *([group.torch_hint] if group.torch_hint else [])],
-        stack=group.stack,
-        target=target,
+        hints=[group.torch_hint] if group.torch_hint else [],
         data=data,
+        target=target,
+        span=(span.line, span.column, span.end_line, span.end_column),
+        then=then,
+        measured=group.measured,
+        fresh=group.fresh,
+        seen=group.seen,
+        by_value=g.kind in ("value", "attr"),
+        limit=limit,
+        limit_hit=group.limit_hit,
     )
 
 

@@ -23,6 +23,7 @@ from torch import nn
 from ..config import is_example_name
 from ..findings import TargetId
 from ..texts.locate import Workspace, call_site_line, definition_line
+from ..wire import Unit
 
 
 @dataclass
@@ -50,15 +51,6 @@ class Target:
     # how torch compiles that other target too).
     positions: tuple[int, ...] | None = None
     markable: frozenset[int] = frozenset()
-
-
-@dataclass
-class Unit:
-    name: str
-    kind: str  # example | config | guess
-    path: str
-    line: int
-    attr: str  # attribute in the module: the example function or the class
 
 
 def module_name_for(path: Path, ws: Workspace) -> str:

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from .app import DynamoLensServer
+
+_REGISTERED: set[int] = set()
+
+
+def register(server: DynamoLensServer) -> None:
+    """Every handler on ``server``, once: one module per request family, each registering its
+    own (pygls refuses a feature or command registered twice)."""
+    from . import commands, features, lifecycle, notebooksync, textsync
+
+    if id(server) in _REGISTERED:
+        return
+    _REGISTERED.add(id(server))
+    for family in (lifecycle, textsync, notebooksync, features, commands):
+        family.register(server)
+
 
 def serve(tcp: str | None = None) -> None:
-    # Importing the handler modules registers them on the one server object.
-    from . import commands, features, lifecycle, notebooksync, textsync  # noqa: F401
     from .app import server
+
+    register(server)
 
     if tcp:
         host, _, port = tcp.rpartition(":")

@@ -1,8 +1,9 @@
 """The language server object: the state the handlers share and the ways back to the client.
 
-Handlers live one module per feature group (``lifecycle``, ``textsync``, ``features``,
-``commands``); each registers on ``server`` at import. Nothing here analyses anything: the
-``AnalysisService`` does, and this module turns its callbacks into LSP notifications.
+Handlers live one module per request family (``lifecycle``, ``textsync``, ``notebooksync``,
+``features``, the ``commands`` package); ``serve`` registers each on ``server``. Nothing here
+analyses anything: the ``AnalysisService`` does, and this module turns its callbacks into LSP
+notifications.
 """
 
 from __future__ import annotations

@@ -12,14 +12,13 @@ from ...fixes import quick
 from ...fixes.catalogue import FIXABLE
 from .. import verdicts
 from ..summary import hover_markdown
-from .app import CMD, DynamoLensServer, server
+from .app import CMD, DynamoLensServer
 from .convert import code_lens, path_to_uri, rewrite_edit, uri_to_path
 
 # The diagnostics' ``data.kind`` a rewrite can be proposed for.
 _FIXABLE = {k.value for k in FIXABLE}
 
 
-@server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: DynamoLensServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
     path = uri_to_path(uri)
@@ -41,7 +40,6 @@ def hover(ls: DynamoLensServer, params: types.HoverParams) -> types.Hover | None
     )
 
 
-@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 def lenses(ls: DynamoLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     uri = params.text_document.uri
     path = uri_to_path(uri)
@@ -59,10 +57,6 @@ def lenses(ls: DynamoLensServer, params: types.CodeLensParams) -> list[types.Cod
     return out
 
 
-@server.feature(
-    types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-)
 def code_actions(ls: DynamoLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     text, version = ls.doc_text(uri)
@@ -208,3 +202,12 @@ def _mark_dynamic(
     action = _edit_action(path_to_uri(path), title, edit)
     action.diagnostics = [d]
     return action
+
+
+def register(ls: DynamoLensServer) -> None:
+    ls.feature(types.TEXT_DOCUMENT_HOVER)(hover)
+    ls.feature(types.TEXT_DOCUMENT_CODE_LENS)(lenses)
+    ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )(code_actions)

@@ -12,14 +12,13 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidRequest
 
-from .app import DynamoLensServer, server
+from .app import DynamoLensServer
 from .convert import uri_to_path
 
 log = logging.getLogger(__name__)
 _PARENT_POLL = 1.0
 
 
-@server.feature(types.INITIALIZE)
 def on_initialize(ls: DynamoLensServer, params: types.InitializeParams) -> None:
     opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
     if ls.initialized:
@@ -62,7 +61,6 @@ def _exit_with(ls: DynamoLensServer, pid: int) -> None:
     threading.Thread(target=watch, name="client-watch", daemon=True).start()
 
 
-@server.feature(types.INITIALIZED)
 async def on_initialized(ls: DynamoLensServer, params: types.InitializedParams) -> None:
     import asyncio
 
@@ -91,7 +89,6 @@ async def _pull_settings(ls: DynamoLensServer) -> None:
 _CONFIG_SETTLE = 0.3
 
 
-@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def on_config(ls: DynamoLensServer, params: types.DidChangeConfigurationParams) -> None:
     import asyncio
 
@@ -103,13 +100,19 @@ async def on_config(ls: DynamoLensServer, params: types.DidChangeConfigurationPa
     ls.pending_restart = asyncio.get_running_loop().call_later(_CONFIG_SETTLE, ls.apply_settings)
 
 
-@server.feature(types.SHUTDOWN)
 def on_shutdown(ls: DynamoLensServer, *args: object) -> None:
     # Runs, workers and the watcher stop now; pygls answers the request and waits for `exit`.
     ls.stop_runs()
     ls.stop_service()
 
 
-@server.feature(types.EXIT)
 def on_exit(ls: DynamoLensServer, *args: object) -> None:
     ls.exit_now(0 if ls.protocol._shutdown else 1)
+
+
+def register(ls: DynamoLensServer) -> None:
+    ls.feature(types.INITIALIZE)(on_initialize)
+    ls.feature(types.INITIALIZED)(on_initialized)
+    ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(on_config)
+    ls.feature(types.SHUTDOWN)(on_shutdown)
+    ls.feature(types.EXIT)(on_exit)

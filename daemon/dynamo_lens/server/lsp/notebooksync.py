@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .app import DynamoLensServer, server
+from .app import DynamoLensServer
 from .convert import uri_to_path
 
 
@@ -18,24 +18,20 @@ def _edited(ls: DynamoLensServer, uri: str) -> None:
         ls.service.notebooks.edited(path, ls.notebook_cells(uri))
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
 def did_open(ls: DynamoLensServer, params: types.DidOpenNotebookDocumentParams) -> None:
     _edited(ls, params.notebook_document.uri)
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
 def did_change(ls: DynamoLensServer, params: types.DidChangeNotebookDocumentParams) -> None:
     _edited(ls, params.notebook_document.uri)
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
 def did_save(ls: DynamoLensServer, params: types.DidSaveNotebookDocumentParams) -> None:
     path = uri_to_path(params.notebook_document.uri)
     if ls.service is not None and path is not None:
         ls.service.notebooks.saved(path)
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def did_close(ls: DynamoLensServer, params: types.DidCloseNotebookDocumentParams) -> None:
     path = uri_to_path(params.notebook_document.uri)
     if ls.service is not None and path is not None:
@@ -43,3 +39,10 @@ def did_close(ls: DynamoLensServer, params: types.DidCloseNotebookDocumentParams
     # Its cells' markers go with it: a closed notebook's cells are in no Problems panel.
     for cell in params.cell_text_documents:
         ls.clear_diagnostics(cell.uri)
+
+
+def register(ls: DynamoLensServer) -> None:
+    ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)(did_open)
+    ls.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)(did_change)
+    ls.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)(did_save)
+    ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)(did_close)

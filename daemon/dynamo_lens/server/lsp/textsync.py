@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .app import DynamoLensServer, server
+from .app import DynamoLensServer
 from .convert import uri_to_path
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: DynamoLensServer, params: types.DidOpenTextDocumentParams) -> None:
     d = params.text_document
     path = uri_to_path(d.uri)
@@ -36,16 +35,12 @@ def _buffer(ls: DynamoLensServer, uri: str) -> tuple[str, str, int | None] | Non
     return (path, *ls.doc_text(uri))
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: DynamoLensServer, params: types.DidChangeTextDocumentParams) -> None:
     buf = _buffer(ls, params.text_document.uri)
     if buf is not None and ls.service is not None:
         ls.service.change(*buf)
 
 
-@server.feature(
-    types.TEXT_DOCUMENT_DID_SAVE, types.TextDocumentSaveRegistrationOptions(include_text=False)
-)
 def did_save(ls: DynamoLensServer, params: types.DidSaveTextDocumentParams) -> None:
     ls.resync(params.text_document.uri)
     buf = _buffer(ls, params.text_document.uri)
@@ -53,8 +48,16 @@ def did_save(ls: DynamoLensServer, params: types.DidSaveTextDocumentParams) -> N
         ls.service.save(*buf)
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: DynamoLensServer, params: types.DidCloseTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     if ls.service is not None and path is not None:
         ls.service.close_doc(path)
+
+
+def register(ls: DynamoLensServer) -> None:
+    ls.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
+    ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)
+    ls.feature(
+        types.TEXT_DOCUMENT_DID_SAVE, types.TextDocumentSaveRegistrationOptions(include_text=False)
+    )(did_save)
+    ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
