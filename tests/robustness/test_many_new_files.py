@@ -18,7 +18,13 @@ def test_two_thousand_new_files_do_not_start_a_thread_each(tmp_path: Path) -> No
     assert client.proc is not None
     try:
         client.initialize(tmp_path, trusted=True, settings={"checks": ["breaks"]})
-        time.sleep(1.0)  # the watcher is up
+        end = time.monotonic() + 60  # bounds a hang: the event is the watcher's log line
+        while not any(
+            "for changes on disk" in m["params"]["message"]
+            for m in client.notifications("window/logMessage")
+        ):
+            assert time.monotonic() < end, "the watcher never started"
+            time.sleep(0.01)
         before = _threads(client.proc.pid)
         peak = before
         for i in range(2000):

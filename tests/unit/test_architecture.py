@@ -170,3 +170,37 @@ def test_no_module_is_over_600_lines() -> None:
         if (n := len(p.read_bytes().splitlines())) > MAX_LINES  # fixtures test bad encodings
     }
     assert not long, long
+
+
+def _sleeps_outside_a_loop(tree: ast.AST) -> list[int]:
+    """Lines of ``time.sleep``/``asyncio.sleep`` calls not inside a ``while`` or ``for`` loop."""
+    out: list[int] = []
+
+    def visit(node: ast.AST, in_loop: bool) -> None:
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "sleep" and not in_loop:
+                out.append(node.lineno)
+        # A function defined inside a loop is not polling in it.
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            in_loop = False
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_loop or isinstance(node, (ast.While, ast.For, ast.AsyncFor)))
+
+    visit(tree, False)
+    return out
+
+
+def test_tests_sleep_only_while_polling_for_an_event() -> None:
+    """A test waits for an event (a log line, a notification, a file, a process gone): a sleep
+    is a poll's pause inside the loop that checks for it, never a fixed wait. Fixtures are user
+    code that sleeps on purpose (a hang), and are not tests."""
+    files = [
+        p for p in (REPO / "tests").rglob("*.py") if "fixtures" not in p.relative_to(REPO).parts
+    ]
+    wrong = [
+        f"{p.relative_to(REPO)}:{line}"
+        for p in files
+        for line in _sleeps_outside_a_loop(ast.parse(p.read_text()))
+    ]
+    assert not wrong, wrong

@@ -6,7 +6,7 @@ snippet (see ``bench/static/RESULTS.md``); torch names the id in its own message
 (e.g. a scipy routine that Dynamo inlines and trips over somewhere inside), ``gb_id`` is ``None``
 rather than a guess. Where one rule covers several forms of a construct, each form is a
 variant with its own message detail and GB id. This module is data only; the detection lives
-in ``analyzer.py`` and ``checks_*.py``.
+in ``analyzer.py`` and the ``checks`` package (one module per kind of event, ``events.py``).
 """
 
 from __future__ import annotations

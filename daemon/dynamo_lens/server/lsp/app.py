@@ -304,6 +304,7 @@ class DynamoLensServer(LanguageServer):
                 also=self.service.known.is_baseline,
             )
             self.watcher.start()
+            self.log_line(f"watching {self.root} for changes on disk")
         for doc in list(self.workspace.text_documents.values()):
             path = uri_to_path(doc.uri)
             if path is not None:
