@@ -15,35 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FLOOR_SRC = r'''
+REPO = Path(__file__).resolve().parent.parent
+
+FLOOR_SRC = f"import sys; sys.path.insert(0, {str(REPO)!r})\n" + r'''
 import importlib.util, os, re, sys, time
 import torch
 from torch import nn
 
-_EXAMPLE = re.compile(r"^compile_example(_\w+)?$")
-
-
-def _purge(root):
-    # A string prefix is enough here: root and every path we import from are real paths.
-    root = os.path.realpath(root) + os.sep
-    for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None)
-        if f and f.startswith(root):
-            del sys.modules[name]
-
-
-def _import_fresh(root, path):
-    _purge(root)
-    for p in (os.path.dirname(path), root):
-        if p not in sys.path:
-            sys.path.insert(0, p)
-    rel = os.path.relpath(path, root)[: -len(".py")]
-    name = ".".join(rel.split(os.sep))
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from bench.oracle import example_calls, example_functions, import_fresh
 
 
 def _guess(mod):
@@ -64,29 +43,22 @@ def _guess(mod):
 
 def _targets(mod):
     """Distinct callables of each compile_example*, each with its first call (as the engine)."""
-    examples = [v for k, v in vars(mod).items()
-                if _EXAMPLE.match(k) and callable(v)
-                and getattr(v, "__module__", None) == mod.__name__]
+    examples = example_functions(mod, own=True)
     if not examples:
         return _guess(mod)
     out = []
     for ex in examples:
-        res = ex()
         seen = set()
-        for item in res if isinstance(res, list) else [res]:
-            fn, args = item[0], item[1]
-            kwargs = item[2] if len(item) == 3 else {}
-            if isinstance(args, torch.Tensor) or not isinstance(args, (tuple, list)):
-                args = (args,)
+        for fn, args, kwargs in example_calls(ex()):
             if id(fn) not in seen:
                 seen.add(id(fn))
-                out.append((fn, tuple(args), dict(kwargs)))
+                out.append((fn, args, kwargs))
     return out
 
 
 def run_file(root, path, capture=None):
     t0 = time.perf_counter()
-    mod = _import_fresh(root, path)
+    mod = import_fresh(root, path)
     t1 = time.perf_counter()
     targets = _targets(mod)
     t2 = time.perf_counter()

@@ -39,10 +39,9 @@ from pathlib import Path
 from lsprotocol import types
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-from bench_save import SETTINGS, Daemon  # noqa: E402
-from common import Floor, fmt_ms, machine, q_ratio, ratio_cell  # noqa: E402
+sys.path.insert(0, str(HERE.parent.parent))
+from bench.common import Floor, fmt_ms, machine, q_ratio, ratio_cell  # noqa: E402
+from bench.daemon.bench_save import SETTINGS, Daemon  # noqa: E402
 
 SIZES = (2, 4, 8)
 

@@ -34,8 +34,8 @@ from pygls.lsp.client import LanguageClient
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-sys.path.insert(0, str(HERE.parent))
-from common import FLOOR_SRC, Floor, fmt_ms, machine, q_ratio, ratio_cell  # noqa: E402
+sys.path.insert(0, str(HERE.parent.parent))
+from bench.common import FLOOR_SRC, Floor, fmt_ms, machine, q_ratio, ratio_cell  # noqa: E402
 
 FILES = [
     "models/clean_mlp.py",

@@ -39,8 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from common import (
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
+from bench.common import (
     FLOOR_SRC,
     descendants,
     diff_cell,

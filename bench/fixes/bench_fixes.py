@@ -6,13 +6,13 @@ one breaks check of the file.
         [--out FILE] [--only NAME]
     .venv/bin/python bench/fixes/bench_fixes.py --summary   # SUMMARY.md from the three records
 
-Per file of the corpus, in a workspace of its own under one temporary root: bench/static/corpus
-(65 modules, each with a ``compile_example``; the clean ones too, where nothing may be
-offered; RESULTS.md), the transformers models of hf_models.py, built from small configs
-from the installed package (RESULTS-transformers.md), or bench/realworld's cases (its
-``example.py``, and the package module files a case copies into its workspace;
-RESULTS-realworld.md). Each run also records its rows (``results-<corpus>.json``), which
-``--summary`` adds up over the three corpora (SUMMARY.md):
+Per file of the corpus (bench/corpora), in a workspace of its own under one temporary root:
+the static modules (65, each with a ``compile_example``; the clean ones too, where nothing may
+be offered; RESULTS.md), the transformers models of ``hf_models.py``, built from small configs
+from the installed package (RESULTS-transformers.md), the real-code cases of ``realworld.py``
+(its ``example.py``, and the package module files a case copies into its workspace;
+RESULTS-realworld.md) or the GraphMend sites (RESULTS-graphmend.md). Each run also records its
+rows (``results-<corpus>.json``), which ``--summary`` adds up over the corpora (SUMMARY.md):
 
 1. a warm engine (``backend="eager"``) checks the file for breaks, twice; the second is timed;
 2. ``fixes_for`` proposes and verifies a rewrite per break: timed, each break's verification
@@ -45,18 +45,20 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-sys.path.insert(0, str(HERE.parent))
-from common import machine  # noqa: E402
+sys.path.insert(0, str(HERE.parent.parent))
 from dynamo_lens.config import load  # noqa: E402
 from dynamo_lens.engine.analysis import Engine  # noqa: E402
 from dynamo_lens.engine.fixing import apply_verified, fixes_for  # noqa: E402
 
-CORPUS = REPO / "bench" / "static" / "corpus"
+from bench.common import machine  # noqa: E402
+
+CORPORA = REPO / "bench" / "corpora"
+CORPUS = CORPORA / "static"
 TITLES = {
-    "static": "static corpus (bench/static/corpus)",
-    "transformers": "transformers models (small configs, hf_models.py)",
-    "realworld": "real-code corpus (bench/realworld/cases.py)",
-    "graphmend": "GraphMend-model sites (bench/fixes/graphmend, written here)",
+    "static": "static corpus (bench/corpora/static)",
+    "transformers": "transformers models (small configs, bench/corpora/hf_models.py)",
+    "realworld": "real-code corpus (bench/corpora/realworld.py)",
+    "graphmend": "GraphMend-model sites (bench/corpora/graphmend, written here)",
 }
 PYPROJECT = '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
 
@@ -70,23 +72,22 @@ def _hashes(root: Path) -> dict[str, str]:
 
 
 def _corpus(name: str, tmp: Path) -> Path:
-    """The folder of the corpus's files: bench/static's, the transformers models written
-    from hf_models.py into ``tmp``, or bench/realworld's cases (``<case>.py``, and the files a
-    case copies from its package in ``<case>/``)."""
+    """The folder of the corpus's files (bench/corpora): the static modules, the GraphMend
+    sites, the transformers models written from transformers.py into ``tmp``, or the real-code
+    cases (``<case>.py``, and the files a case copies from its package in ``<case>/``)."""
     if name == "static":
         return CORPUS
     if name == "graphmend":
-        return HERE / "graphmend"
+        return CORPORA / "graphmend"
     out = tmp / name
     out.mkdir()
     if name == "transformers":
-        import hf_models
+        from bench.corpora import hf_models
 
         for file, text in hf_models.sources().items():
             (out / file).write_text(text)
         return out
-    sys.path.insert(0, str(REPO / "bench" / "realworld"))
-    import score  # builds a case's workspace: its example and its copied module files
+    from bench.realworld import score  # builds a case's workspace: its example, copied files
 
     for case in score.CASES:
         if not score.available(case):
@@ -303,7 +304,7 @@ def markdown(res: dict[str, Any], cmd: str, corpus_name: str = "static") -> str:
         )
     if corpus_name == "graphmend":
         # What the corpus is, and GraphMend's published figures beside ours.
-        out += ["", (HERE / "graphmend" / "README.md").read_text().rstrip("\n")]
+        out += ["", (CORPORA / "graphmend" / "README.md").read_text().rstrip("\n")]
     return "\n".join(out) + "\n"
 
 

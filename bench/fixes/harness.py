@@ -24,14 +24,12 @@ its fixed copy, each imported under a name of its own, compared.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import inspect
 import io
 import json
 import logging
 import os
 import random
-import re
 import sys
 import warnings
 from collections import Counter
@@ -39,31 +37,16 @@ from typing import Any
 
 import numpy
 import torch
-import torch._dynamo  # its loggers exist from here: listen() attaches to them
+import torch._dynamo
 from torch.utils._pytree import tree_flatten, tree_map
 
-
-def load(path: str, name: str) -> Any:
-    sys.path.insert(0, os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from bench.oracle import BreakSites, Call, example_calls, example_functions, load
 
 
-def calls(mod: Any) -> list[tuple[Any, tuple[Any, ...], dict[str, Any]]]:
-    out = []
-    for name in sorted(vars(mod)):
-        if name == "compile_example" or name.startswith("compile_example_"):
-            res = getattr(mod, name)()
-            for item in res if isinstance(res, list) else [res]:
-                fn, args = item[0], item[1]
-                kwargs = item[2] if len(item) == 3 else {}
-                args = args if isinstance(args, (tuple, list)) else (args,)
-                out.append((fn, tuple(args), dict(kwargs)))
-    return out
+def calls(mod: Any) -> list[Call]:
+    """Every call the module's examples return, in the examples' order (bench/oracle.py)."""
+    return [c for ex in example_functions(mod) for c in example_calls(ex())]
 
 
 def clone(v: Any) -> Any:
@@ -79,25 +62,7 @@ def fresh(v: Any) -> Any:
     return tree_map(one, v)
 
 
-class _Sites(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.sites: set[str] = set()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        m = re.search(r"in user code at (\S+:\d+)", record.getMessage())
-        if m:
-            self.sites.add(m.group(1))
-
-
-_SITES = _Sites()
-
-
-def listen() -> None:
-    torch._logging.set_logs(graph_breaks=True)
-    for name, lg in list(logging.root.manager.loggerDict.items()):
-        if name.endswith("__graph_breaks") and isinstance(lg, logging.Logger):
-            lg.addHandler(_SITES)
+_SITES = BreakSites()
 
 
 def breaks(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
@@ -342,7 +307,7 @@ def modules(fn: Any) -> dict[str, torch.nn.Module]:
 
 
 def main(original: str, fixed: str) -> dict[str, Any]:
-    listen()
+    _SITES.listen()
     pristine = Settings()
     a = load(original, "bench_original")
     sa = Settings()

@@ -40,8 +40,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import fmt_ms, machine, paired_ratio, ratio_cell
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.common import fmt_ms, machine, paired_ratio, ratio_cell
 
 SETUP = """
 import torch

@@ -19,14 +19,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO))
 
-from cases import CASES  # noqa: E402
-from common import WarmProcess, machine, q, ratio_cell  # noqa: E402
 from dynamo_lens.config import load  # noqa: E402
 from dynamo_lens.engine.analysis import Engine  # noqa: E402
-from score import available, build  # noqa: E402
+
+from bench.common import WarmProcess, machine, q, ratio_cell  # noqa: E402
+from bench.corpora.realworld import CASES  # noqa: E402
+from bench.realworld.score import available, build  # noqa: E402
 
 DEFAULT_CASES = [
     "gpt2-seq-lengths",

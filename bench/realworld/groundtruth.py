@@ -30,6 +30,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.oracle import example_calls, example_functions, trains
+
 PROBES = 4
 MAX_FAMILIES = 6
 LIMIT = 8
@@ -69,24 +72,6 @@ def _events(trace_dir: Path, start: int) -> list[tuple[dict[str, Any], str]]:
             except ValueError:
                 continue
     return [(md, "\n".join(p)) for md, p in out]
-
-
-def _call_parts(item: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    import torch
-
-    fn, args = item[0], item[1]
-    kwargs = item[2] if len(item) == 3 else {}
-    if isinstance(args, torch.Tensor) or not isinstance(args, (tuple, list)):
-        args = (args,)
-    return fn, tuple(args), dict(kwargs)
-
-
-def _trains(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    import torch
-
-    if isinstance(fn, torch.nn.Module):
-        return fn.training and any(p.requires_grad for p in fn.parameters())
-    return any(isinstance(v, torch.Tensor) and v.requires_grad for v in (*args, *kwargs.values()))
 
 
 def _perturb(t: Any, dim: int, k: int) -> Any:
@@ -221,15 +206,13 @@ def main() -> int:
     with contextlib.redirect_stdout(sys.stderr):
         mod = importlib.import_module("example")
     targets = []
-    for name in sorted(n for n in vars(mod) if re.fullmatch(r"compile_example(_\w+)?", n)):
-        result = getattr(mod, name)()
-        items = result if isinstance(result, list) else [result]
+    for example in example_functions(mod):
+        name = example.__name__
         groups: dict[int, tuple[Any, list[tuple[Any, Any]]]] = {}
-        for item in items:
-            fn, args, kwargs = _call_parts(item)
+        for fn, args, kwargs in example_calls(example()):
             groups.setdefault(id(fn), (fn, []))[1].append((args, kwargs))
         for i, (fn, calls) in enumerate(groups.values()):
-            grad = _trains(fn, *calls[0])
+            grad = trains(fn, *calls[0])
             declared = len(calls) >= 2
             with contextlib.redirect_stdout(sys.stderr):
                 main_run = _run(fn, calls, grad, trace_dir)

@@ -31,14 +31,14 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO))
 
-from cases import CASES, Case  # noqa: E402
-from common import machine  # noqa: E402
 from dynamo_lens.config import load  # noqa: E402
 from dynamo_lens.engine.analysis import Engine  # noqa: E402
 from dynamo_lens.findings import Finding, Kind, Severity, TargetId  # noqa: E402
+
+from bench.common import machine  # noqa: E402
+from bench.corpora.realworld import CASES, Case  # noqa: E402
 
 CHECKS = ["breaks", "recompiles"]
 

@@ -25,13 +25,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "tests" / "robustness"))
-sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
 
-import hostile_traces  # noqa: E402
-from common import machine  # noqa: E402
-from raw_lsp import RawClient  # noqa: E402
+from bench.common import machine  # noqa: E402
+from bench.reliability import hostile_traces  # noqa: E402
+from tests.support.raw_lsp import RawClient  # noqa: E402
 
 # Tests whose failure would lose user data or break trust (run code that should not run).
 DATA = ("cache_safety", "test_clear", "writes_never", "interrupted")

@@ -24,11 +24,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "tests" / "robustness"))
+sys.path.insert(0, str(REPO))
 
-import hostile  # noqa: E402
-from raw_lsp import RawClient  # noqa: E402
+from tests.support import hostile  # noqa: E402
+from tests.support.raw_lsp import RawClient  # noqa: E402
 
 MIB = 1 << 20
 

@@ -21,41 +21,13 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.oracle import example_calls, example_functions, gb_registry
+
 _GB_URL = re.compile(r"gb/gb(\d{4})\.html")
-
-
-def _registry(torch: Any) -> dict[str, str]:
-    path = Path(torch._dynamo.__file__).parent / "graph_break_registry.json"
-    out: dict[str, str] = {}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return out
-    for gb_id, entries in data.items():
-        for e in entries if isinstance(entries, list) else [entries]:
-            if isinstance(e, dict) and e.get("Gb_type"):
-                out.setdefault(e["Gb_type"], gb_id)
-    return out
-
-
-def _calls(result: Any) -> list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]:
-    def one(t: Any) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]] | None:
-        if isinstance(t, tuple) and len(t) in (2, 3) and callable(t[0]):
-            args = tuple(t[1]) if isinstance(t[1], (tuple, list)) else (t[1],)
-            kwargs = dict(t[2]) if len(t) == 3 and t[2] else {}
-            return t[0], args, kwargs
-        return None
-
-    single = one(result)
-    if single is not None:
-        return [single]
-    if isinstance(result, list):
-        return [c for c in (one(t) for t in result) if c is not None]
-    return []
 
 
 def main(argv: list[str]) -> int:
@@ -67,7 +39,7 @@ def main(argv: list[str]) -> int:
     import torch
     from torch._dynamo import symbolic_convert as sc
 
-    registry = _registry(torch)
+    registry = gb_registry()
     logged: list[tuple[str, list[Any]]] = []
     orig = sc.InstructionTranslatorBase.log_graph_break
 
@@ -112,17 +84,12 @@ def main(argv: list[str]) -> int:
         except BaseException as e:
             entry["errors"].append(f"import: {type(e).__name__}: {e}")
             continue
-        examples = [
-            getattr(mod, n)
-            for n in sorted(vars(mod))
-            if (n == "compile_example" or n.startswith("compile_example_"))
-            and callable(getattr(mod, n))
-        ]
+        examples = example_functions(mod)
         covered.clear()
         breaks: dict[tuple[str, int, str], dict[str, Any]] = {}
         for ex in examples:
             try:
-                calls = _calls(ex())
+                calls = example_calls(ex())
             except BaseException as e:
                 entry["errors"].append(f"{ex.__name__}: {type(e).__name__}: {e}")
                 continue

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/static/precision_recall.py [--json OUT] [--verbose]
 
-Inputs: every ``bench/static/corpus/*.py`` (each with a ``compile_example``) and the files of
+Inputs: every ``bench/corpora/static/*.py`` (each with a ``compile_example``) and the files of
 ``example_workspace/`` (run with its root on ``sys.path``), when present. Dynamic ground truth
 comes from ``groundtruth.py`` in a subprocess (it imports torch; the static analysis never does).
 
@@ -27,7 +27,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-sys.path.insert(0, str(REPO / "daemon"))
 
 from dynamo_lens.findings import Finding, Frame, Kind, Severity  # noqa: E402
 from dynamo_lens.static import Reconciler, analyze_path  # noqa: E402
@@ -230,7 +229,7 @@ def main() -> int:
     ap.add_argument("--no-workspace", action="store_true", help="corpus only")
     args = ap.parse_args()
 
-    corpus = HERE / "corpus"
+    corpus = REPO / "bench" / "corpora" / "static"
     groups: list[tuple[str, Path, list[Path]]] = [
         ("corpus", corpus, sorted(p for p in corpus.glob("*.py") if p.name != "__init__.py"))
     ]

@@ -32,7 +32,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-sys.path.insert(0, str(REPO / "daemon"))
 
 from dynamo_lens.static import analyze_source, analyze_tree  # noqa: E402
 
@@ -162,7 +161,7 @@ def generated(lines: int) -> str:
 
 
 def concatenated() -> str:
-    files = sorted((HERE / "corpus").glob("*.py"))
+    files = sorted((REPO / "bench" / "corpora" / "static").glob("*.py"))
     ws = REPO / "example_workspace"
     if ws.is_dir():
         files += sorted(p for p in ws.rglob("*.py") if "broken" not in p.parts)

@@ -17,7 +17,6 @@ import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent / "daemon"))
 
 from dynamo_lens.static import analyze_path  # noqa: E402
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-from common import fmt_ms, machine, q, ratio_cell  # noqa: E402
+sys.path.insert(0, str(REPO))
+from bench.common import fmt_ms, machine, q, ratio_cell  # noqa: E402
 
 OUT = REPO / "out" / "bench-trace"
 PY = sys.executable

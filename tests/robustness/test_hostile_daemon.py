@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import hostile
 import pytest
 from dynamo_lens.findings import FileResult, Finding, Kind, Severity
 from dynamo_lens.runs.loaded import LoadedRun, SummaryRow
 from dynamo_lens.server.cache import ResultCache, default_directory
-from raw_lsp import RawClient
+from support import hostile
+from support.raw_lsp import RawClient
 
 SETTINGS = {"checks": ["breaks"], "checksOnSave": ["breaks"], "backend": "eager"}
 

@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import hostile
-import peakmem
 import pytest
 from dynamo_lens.runs.extract import ranks_text
+from support import hostile, peakmem
 
 _HANG = 120  # seconds: a reader still going after this is stuck, not slow
 _MIB = 1 << 20

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from raw_lsp import RawClient
+from support.raw_lsp import RawClient
 
 
 def test_a_5_mb_file_is_skipped_with_one_diagnostic(tmp_path: Path) -> None:

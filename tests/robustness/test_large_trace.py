@@ -8,9 +8,9 @@ import os
 import re
 from pathlib import Path
 
-import peakmem
 from conftest import REPO
-from tracerun import break_trace
+from support import peakmem
+from support.tracerun import break_trace
 
 
 def _grow(src: Path, dst: Path, size: int) -> int:

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from raw_lsp import RawClient
-from tracerun import BREAK_SCRIPT, break_trace
+from support.raw_lsp import RawClient
+from support.tracerun import BREAK_SCRIPT, break_trace
 
 
 def test_a_trace_loads_in_restricted_mode_with_its_provenance(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from raw_lsp import RawClient
+from support.raw_lsp import RawClient
 
 
 def test_requests_with_bad_params_are_answered(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from raw_lsp import RawClient
+from support.raw_lsp import RawClient
 
 
 def _threads(pid: int) -> int:

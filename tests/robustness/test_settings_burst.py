@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from raw_lsp import RawClient
+from support.raw_lsp import RawClient
 
 
 def _wait_for(client: RawClient, text: str, n: int, timeout: float = 30) -> list[str]:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from raw_lsp import RawClient
+from support.raw_lsp import RawClient
 
 TOKEN = "test-token-0123456789"
 

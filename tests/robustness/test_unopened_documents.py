@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from raw_lsp import RawClient
+from support.raw_lsp import RawClient
 
 EVIL = """\
 from pathlib import Path

@@ -57,3 +57,38 @@ def test_user_exits_are_user_errors_at_their_line(tmp_path: Path) -> None:
     assert "KeyboardInterrupt" in by_line[16]
     assert "Unprintable" in by_line[20]
     assert len(res.reports) == 3  # and the worker lived on through all three
+
+
+HARD_EXIT = """\
+import os
+
+import torch
+
+
+def leaves(x):
+    os._exit(7)
+
+
+def compile_example():
+    return leaves, (torch.randn(2),)
+"""
+
+
+def test_a_dead_worker_is_replaced_when_work_comes_not_for_nobody(tmp_path: Path) -> None:
+    """A command line or a test that ends after a worker died must not start a replacement
+    that imports torch for nothing; the daemon's engine replaces at once (warm for the next
+    save), and both run the next job on a live worker."""
+    (tmp_path / "m.py").write_text(HARD_EXIT)
+    (tmp_path / "ok.py").write_text(
+        "import torch\n\n\ndef compile_example():\n    return torch.relu, (torch.randn(2),)\n"
+    )
+    cfg, _ = load(tmp_path, {"backend": "eager"})
+    for at_once in (False, True):
+        with Engine(tmp_path, cfg, replace_at_once=at_once) as eng:
+            res = eng.analyze_file(tmp_path / "m.py", ["breaks"])
+            assert any("os._exit(7)" in f.message for f in res.all_findings()), at_once
+            live = [w for w in eng.pool._all if w.alive]
+            assert len(live) == (1 if at_once else 0), (at_once, live)
+            ok = eng.analyze_file(tmp_path / "ok.py", ["breaks"])
+            assert [r.graph_count for r in ok.reports] == [1], at_once
+            assert eng.pool.restarts == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 from dynamo_lens.findings import Frame, Kind, Severity
 from dynamo_lens.runs.command import trace_results
 from dynamo_lens.texts import breaktext, guards
-from hostile import metrics, one_break, record, workspace, write
+from support.hostile import metrics, one_break, record, workspace, write
 
 
 def test_a_data_dependent_op_is_named_by_its_operator_not_fake_tensor_internals() -> None:

@@ -15,7 +15,7 @@ import pytest
 from dynamo_lens.findings import FileResult, from_wire
 from dynamo_lens.report import fingerprint, jsonout, sarif, text
 from dynamo_lens.runs.command import report_environment, summary_text, trace_results
-from goldens import GOLDEN, check, dumps, normalise, normalise_text
+from support.goldens import GOLDEN, check, dumps, normalise, normalise_text
 
 RESULTS = GOLDEN / "check" / "example_workspace.results.json"
 TRACES = GOLDEN / "traces"

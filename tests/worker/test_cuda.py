@@ -66,7 +66,7 @@ if __name__ == "__main__":
 @pytest.mark.cuda
 def test_a_cuda_graph_skip_in_a_real_run_is_a_fallback(tmp_path: Path) -> None:
     from dynamo_lens.runs.command import trace_results
-    from tracerun import record_trace
+    from support.tracerun import record_trace
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -20,7 +20,7 @@ from dynamo_lens.runs.extract import RunReader
 from dynamo_lens.runs.paths import PathMap
 from dynamo_lens.runs.tracelog import read
 from dynamo_lens.texts.locate import Workspace
-from tracerun import record_trace
+from support.tracerun import record_trace
 
 FALLBACKS = FIXTURES / "fallbacks"
 

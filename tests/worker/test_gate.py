@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO, run_cli
-from tracerun import BREAK_SCRIPT, record_trace
+from support.tracerun import BREAK_SCRIPT, record_trace
 
 CHECK = ("--checks", "breaks,recompiles", "--backend", "eager", "--format", "json")
 COMMON = "models/common.py"

@@ -14,7 +14,7 @@ from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
 from dynamo_lens.findings import to_wire
 from dynamo_lens.texts.source import iter_python_files
-from goldens import GOLDEN, check, dumps, normalise
+from support.goldens import GOLDEN, check, dumps, normalise
 
 WS = REPO / "example_workspace"
 RESULTS = GOLDEN / "check" / "example_workspace.results.json"

@@ -15,7 +15,6 @@ import os
 import random
 import re
 import shutil
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,7 @@ from dynamo_lens.engine.analysis import Engine
 from dynamo_lens.findings import FileResult
 from dynamo_lens.texts.source import iter_python_files
 
-sys.path.insert(0, str(REPO / "bench" / "realworld"))
-from cases import CASES
+from bench.corpora.realworld import CASES
 
 # Static-corpus files with targets that run fast and break in different ways.
 STATIC = [
@@ -175,7 +173,7 @@ def _static_ws(root: Path) -> Path:
     ws = root / "static"
     ws.mkdir()
     for name in STATIC:
-        shutil.copy(REPO / "bench" / "static" / "corpus" / name, ws / name)
+        shutil.copy(REPO / "bench" / "corpora" / "static" / name, ws / name)
     return ws
 
 

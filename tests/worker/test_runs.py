@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO
-from tracerun import record_trace
+from support.tracerun import record_trace
 
 SCRIPT = """\
 import torch

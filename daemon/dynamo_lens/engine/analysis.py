@@ -88,7 +88,10 @@ class Engine:
         python: str | None = None,
         on_log: LogFn | None = None,
         on_restart: Callable[[str], None] | None = None,
+        replace_at_once: bool = False,
     ) -> None:
+        """``replace_at_once``: a worker that dies is replaced at once, warm for the next
+        request (the daemon), rather than when a next job comes (a command line, a test)."""
         self.root = Path(os.path.realpath(root))
         self.config = config
         self.workspace = Workspace(self.root, config.excludes)
@@ -101,6 +104,7 @@ class Engine:
             on_log=lambda line: self._log(f"[user output] {line}"),
             memory_limit_mb=config.memory_limit_mb,
             on_restart=lambda why: self._restarted(why),
+            replace_at_once=replace_at_once,
         )
         self._on_restart = on_restart
         self._started = False

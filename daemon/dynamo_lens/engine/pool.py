@@ -435,7 +435,10 @@ _OUTPUT_GRACE = 10.0  # seconds: how long a reply waits for the reader to reach 
 
 
 class WorkerPool:
-    """``size`` warm workers; a job borrows one; a dead one is replaced straight away."""
+    """``size`` warm workers; a job borrows one. A dead (or retired) one is replaced straight
+    away where ``replace_at_once`` (the daemon: the next save should find a warm worker), else
+    when the next job or question comes (a command line, a test: a replacement nobody waits
+    on would import torch for nothing)."""
 
     def __init__(
         self,
@@ -446,9 +449,12 @@ class WorkerPool:
         on_log: LogFn | None = None,
         memory_limit_mb: int = 8192,
         on_restart: Callable[[str], None] | None = None,
+        replace_at_once: bool = True,
     ) -> None:
         self._python = python
         self._cwd = cwd
+        self._replace_at_once = replace_at_once
+        self._owed = 0  # replacements not started yet (``replace_at_once`` False)
         self._size = size
         self._on_log = on_log
         self._memory = memory_limit_mb
@@ -475,7 +481,15 @@ class WorkerPool:
         for _ in range(self._size):
             self._idle.put(self._spawn())
 
+    def _refill(self) -> None:
+        """Start the replacements owed, before a job or a question takes a worker."""
+        with self._lock:
+            owed, self._owed = self._owed, 0
+        for _ in range(owed):
+            self._idle.put(self._spawn())
+
     def environment(self, timeout: float = 300.0) -> dict[str, Any]:
+        self._refill()
         w = self._idle.get()
         try:
             return w.wait_ready(timeout)
@@ -492,6 +506,7 @@ class WorkerPool:
         on_progress: ProgressFn | None = None,
         on_output: Callable[[list[str], int], None] | None = None,
     ) -> dict[str, Any]:
+        self._refill()
         w = self._idle.get()
         replaced = False
         try:
@@ -519,8 +534,13 @@ class WorkerPool:
                     if w in self._all:
                         self._all.remove(w)
                 w.close()
-                if not self._closed:
+                if self._closed:
+                    pass
+                elif self._replace_at_once:
                     self._idle.put(self._spawn())
+                else:
+                    with self._lock:
+                        self._owed += 1
             else:
                 self._idle.put(w)
 

@@ -137,7 +137,9 @@ class AnalysisService:
             )
             self._emit("ready", self.last_error)
             return
-        engine = ctx.engine = Engine(ctx.root, ctx.config, python=ctx.python, on_log=ctx.log)
+        engine = ctx.engine = Engine(
+            ctx.root, ctx.config, python=ctx.python, on_log=ctx.log, replace_at_once=True
+        )
         self._emit("warming", "starting the worker (importing torch)")
         engine.start()
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 WS = "/ws"
 _SITE = re.compile(r"(?:/[^\s\"'<>:]*)?/(?:site|dist)-packages/")
 _STDLIB = re.compile(r"(?:/[^\s\"'<>:]*)?/lib/python3\.\d+/")
