@@ -90,6 +90,18 @@ class MarkDynamic(_MarkDynamicDim, total=False):
     calls: list[int]
 
 
+class _ScalarArgPosition(TypedDict):
+    variable: str
+    arg: int  # its position in the target's calls
+
+
+class ScalarArg(_ScalarArgPosition, total=False):
+    """A Python number of the target's own that torch specialised on, passed by position in
+    every one of its calls: a fix may pass it as a 0-d tensor (fixes/dynamic.py)."""
+
+    calls: list[int]  # the example's entries that are this target's (absent: one call)
+
+
 class FixData(TypedDict, total=False):
     """A rewrite for a graph break (fixes/catalogue.py): whole lines ``start``..``end`` of
     ``path`` replaced by ``text``; ``verified`` None when nobody ran it (``check --fixes
@@ -126,6 +138,7 @@ class FindingData(TypedDict, total=False):
     limit_hit: bool
     source: str  # "variants" | "probes"
     mark_dynamic: MarkDynamic
+    scalar_arg: ScalarArg
     # mismatch
     differences: list[dict[str, Any]]
     gradients_compared: bool

@@ -128,3 +128,52 @@ def test_only_the_targets_own_entries_are_marked_where_the_example_returns_sever
     ) in fixed, fixed
     one = _only(_recompile(mark_dynamic={**md, "calls": [1]}))
     assert "[__calls[__i] for __i in (1,)]" in one, one
+
+
+SCALARS = """import torch
+from torch import nn
+
+
+class Scale(nn.Module):
+    def forward(self, x, t, n):
+        return x / t + n
+
+
+def compile_example():
+    model = Scale()
+    return [(model, (torch.randn(4), t, n)) for t, n in ((0.5, 1), (0.7, 2))]  # variants
+"""
+
+
+def test_a_python_number_is_passed_as_a_0d_tensor_of_pythons_precision() -> None:
+    """The example passes the number as a 0-d tensor, float64 for a float and int64 for an
+    int (what Python's own number gives in arithmetic), in this target's entries only; the
+    result is run here: the calls come back in the same form, the number now a tensor."""
+    f = Finding(Kind.RECOMPILE, Severity.INFORMATION, "/ws/m.py", 7, 9, 7, 20, "m")
+    f.target = "compile_example"
+    f.data = {"scalar_arg": {"variable": "t", "arg": 1, "calls": [1]}}
+    (rw,) = [r for r in propose(f, SCALARS, in_workspace=True) if r.rule == "scalar-tensor"]
+    assert rw.exact and "`t` as a 0-d tensor" in rw.title and "callers elsewhere" in rw.title
+    fixed = rw.apply(SCALARS)
+    ast.parse(fixed)
+    ns: dict[str, object] = {}
+
+    class _Torch:  # the rewrite's own lines, run without torch: tensor() records its request
+        float64, int64 = "float64", "int64"
+
+        @staticmethod
+        def tensor(v: object, dtype: object) -> tuple[str, object, object]:
+            return ("tensor", v, dtype)
+
+        @staticmethod
+        def randn(*shape: int) -> str:
+            return "x"
+
+    body = fixed.split("def compile_example():\n", 1)[1]
+    src = "def compile_example():\n" + body.replace("Scale()", "'model'")
+    exec(src, {"torch": _Torch}, ns)
+    calls = ns["compile_example"]()  # type: ignore[operator]
+    assert calls == [
+        ("model", ("x", 0.5, 1)),  # not this target's entry: left as it was
+        ("model", ("x", ("tensor", 0.7, "float64"), 2)),
+    ]

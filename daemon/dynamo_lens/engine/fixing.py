@@ -41,6 +41,7 @@ class Fix:
     source: Source | None = None  # the file's text the rewrite was made and verified for
     paths: str = ""  # the verdict's: "both", "example" or "" (the rewrite took no path away)
     inputs: int = 0  # the inputs the verdict compared
+    timing: str = ""  # a recompile's fix: its steady time against the original's
     diff: str = ""  # of ``source`` by the rewrite
     stale: bool = False  # the file changed after it was analysed or while it was verified
     unreadable: bool = False  # its file cannot be read as source (``why`` says why)
@@ -61,7 +62,7 @@ class Fix:
 
     @property
     def claim(self) -> str:
-        return claim(self.paths, self.inputs)
+        return claim(self.paths, self.inputs, self.timing)
 
 
 def _breaks(result: FileResult) -> list[Fix]:
@@ -184,6 +185,7 @@ def _verify(
             fix.checks = list(verdict.get("checks", []))
             paths.add(str(verdict.get("paths", "")))
             fix.inputs = max(fix.inputs, int(verdict.get("inputs", 0)))
+            fix.timing = str(verdict.get("timing") or fix.timing)
         failed = [c for c in fix.checks if not c["ok"]]
         fix.stale = any(c["name"] == "file unchanged" for c in failed)
         if failed or isinstance(verdict, Finding) or not verdict.get("verified"):

@@ -111,7 +111,10 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
         if rw is None:
             continue
         rw = dataclasses.replace(
-            with_comments(source, rw), module_wide=rule.module_wide, selects=rule.selecting
+            with_comments(source, rw),
+            module_wide=rule.module_wide,
+            selects=rule.selecting,
+            edits_calls=rule.edits_calls,
         )
         try:
             ast.parse(rw.apply(source))
@@ -121,16 +124,19 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
     return out
 
 
-def claim(paths: str, inputs: int) -> str:
+def claim(paths: str, inputs: int, timing: str = "") -> str:
     """What a verified rewrite was shown to be, for its title: "equivalent" where it takes no
     path away (a guard, a setting, a removed break), "equal on N inputs covering both paths"
     where it removed a branch and inputs took each path, "equal on the example only" where none
-    took the other."""
+    took the other; and for a recompile's fix, its measured steady time ("steady time 0.98× the
+    original's (noise ±5%)")."""
     if paths == "both":
-        return f"equal on {inputs} inputs covering both paths"
-    if paths == "example":
-        return "equal on the example only: no input found that takes the other path"
-    return "equivalent"
+        said = f"equal on {inputs} inputs covering both paths"
+    elif paths == "example":
+        said = "equal on the example only: no input found that takes the other path"
+    else:
+        said = "equivalent"
+    return f"{said}; {timing}" if timing else said
 
 
 def applicable(verdict: dict[str, Any]) -> bool:

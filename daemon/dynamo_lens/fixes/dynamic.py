@@ -1,14 +1,16 @@
-"""A recompile on a tensor's size, fixed where the calls are made: the example marks that
-dimension dynamic (``torch._dynamo.mark_dynamic``), so torch compiles one graph for every size
-instead of one per size seen. Torch-free: verification shows torch compiles fewer frames for
-the same calls, with equal outputs and no break added."""
+"""Recompiles fixed where the calls are made, in the example that builds them: a tensor's size
+marked dynamic (``torch._dynamo.mark_dynamic``), so torch compiles one graph for every size
+instead of one per size seen; a Python number passed as a 0-d tensor, so torch traces it as
+data instead of specialising on it. Torch-free: verification shows torch compiles fewer frames
+for the same calls, with equal outputs, no break added, and no slower once warm."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from ..config import is_example_name
-from ..findings import Kind, TargetId
+from ..findings import Finding, Kind, TargetId
 from .registry import RECOMPILES, At, fix
 from .rewrite import Rewrite, source_lines
 
@@ -28,16 +30,21 @@ def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
     return out
 
 
-@fix("mark-dynamic", RECOMPILES, rank=150)
-def mark_dynamic(at: At) -> Rewrite | None:
-    """For a recompile on argument ``arg``'s size at ``dim``, in a file whose example builds
-    the calls: the example's one ``return`` marks that dimension dynamic in every call it
-    returns (one call or a list of variants), then returns them as before."""
-    finding, source, tree = at.finding, at.source, at.tree
-    md = finding.data.get("mark_dynamic")
-    if finding.kind is not Kind.RECOMPILE or md is None or "arg" not in md:
-        return None
-    if finding.target is None or "library" in finding.data:
+@dataclass(frozen=True)
+class _Return:
+    """The example's one ``return``, on lines of its own: where a fix rebuilds its calls."""
+
+    unit: str
+    start: int
+    end: int
+    indent: str
+    expr: str
+
+
+def _example_return(finding: Finding, source: str, tree: ast.Module) -> _Return | None:
+    """The ``return`` of the example that made ``finding``'s target, in this file, defined once
+    and returning once; None where there is no call site of the user's to edit."""
+    if finding.kind is not Kind.RECOMPILE or finding.target is None or "library" in finding.data:
         return None
     tid = TargetId.parse(finding.target)
     unit = tid.unit
@@ -48,41 +55,83 @@ def mark_dynamic(at: At) -> Rewrite | None:
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == unit]
     if len(defs) != 1:
         return None  # none, or defined twice: which one runs is not this rule's guess
-    fn = defs[0]
-    returns = _returns(fn)
+    returns = _returns(defs[0])
     if len(returns) != 1:
         return None
     ret = returns[0]
-    if ret.value is None:
+    value = ret.value
+    if value is None:
         return None
     lines = source_lines(source)
     first = lines[ret.lineno - 1]
     if first[: ret.col_offset].strip() or (ret.end_lineno or ret.lineno) > len(lines):
         return None  # ``x = 1; return ...``: not a statement of its own line
-    indent = first[: ret.col_offset]
-    expr = ast.get_source_segment(source, ret.value)
+    expr = ast.get_source_segment(source, value)
     if expr is None:
         return None
+    return _Return(unit, ret.lineno, ret.end_lineno or ret.lineno, first[: ret.col_offset], expr)
+
+
+def _pick(mine: list[int] | None) -> str:
+    """Only this target's entries: another target of the example may use that argument
+    differently, and its calls are not what the fix is verified on. Names no user code of the
+    example can read: they are bound after its last statement ran."""
+    return f"[__calls[__i] for __i in {tuple(int(i) for i in mine)!r}]" if mine else "__calls"
+
+
+@fix("mark-dynamic", RECOMPILES, rank=150, edits_calls=True)
+def mark_dynamic(at: At) -> Rewrite | None:
+    """For a recompile on argument ``arg``'s size at ``dim``, in a file whose example builds
+    the calls: the example's one ``return`` marks that dimension dynamic in every call it
+    returns (one call or a list of variants), then returns them as before."""
+    md = at.finding.data.get("mark_dynamic")
+    ret = _example_return(at.finding, at.source, at.tree)
+    if md is None or "arg" not in md or ret is None:
+        return None
     arg, dim, var = int(md["arg"]), int(md["dim"]), md["variable"]
-    mine = md.get("calls")
-    # Only this target's entries: another target of the example may branch on that size, and
-    # its calls are not what this fix is verified on. Names no user code of the example can
-    # read: they are bound after its last statement ran.
-    pick = (
-        f"[__calls[__i] for __i in {tuple(int(i) for i in mine)!r}]"
-        if mine is not None
-        else "__calls"
-    )
+    i = ret.indent
     text = (
-        f"{indent}__calls = {expr}\n"
-        f"{indent}for __call in {pick} if isinstance(__calls, list) else [__calls]:\n"
-        f"{indent}    torch._dynamo.mark_dynamic(__call[1][{arg}], {dim})\n"
-        f"{indent}return __calls\n"
+        f"{i}__calls = {ret.expr}\n"
+        f"{i}for __call in {_pick(md.get('calls'))} if isinstance(__calls, list) else [__calls]:\n"
+        f"{i}    torch._dynamo.mark_dynamic(__call[1][{arg}], {dim})\n"
+        f"{i}return __calls\n"
     )
     title = (
-        f"Mark dim {dim} of `{var}` dynamic where {unit}() builds its calls "
+        f"Mark dim {dim} of `{var}` dynamic where {ret.unit}() builds its calls "
         "(torch._dynamo.mark_dynamic): one graph for every size"
     )
-    return Rewrite(
-        "mark-dynamic", title, finding.path, ret.lineno, ret.end_lineno or ret.lineno, text, True
+    return Rewrite("mark-dynamic", title, at.path, ret.start, ret.end, text, True)
+
+
+@fix("scalar-tensor", RECOMPILES, rank=160, edits_calls=True)
+def scalar_tensor(at: At) -> Rewrite | None:
+    """For a recompile on a Python number the target takes by position (``L['n'] == 2``), in
+    a file whose example builds the calls: the example passes it as a 0-d tensor, of Python's
+    own precision (float64 for a float, int64 for an int, so that arithmetic with it gives
+    what the number gave), and torch traces it as data instead of a constant. Where the code
+    needs a Python number (``range(n)``, a shape), torch breaks or raises: verification says
+    so. Callers outside the example must pass a tensor too, as the title says."""
+    sa = at.finding.data.get("scalar_arg")
+    ret = _example_return(at.finding, at.source, at.tree)
+    if sa is None or ret is None:
+        return None
+    arg, var = int(sa["arg"]), sa["variable"]
+    mine = sa.get("calls")
+    which = f"{tuple(int(i) for i in mine)!r}" if mine else "range(len(__each))"
+    i = ret.indent
+    text = (
+        f"{i}__calls = {ret.expr}\n"
+        f"{i}__each = __calls if isinstance(__calls, list) else [__calls]\n"
+        f"{i}for __i in {which}:\n"
+        f"{i}    __c = __each[__i]\n"
+        f"{i}    __n = __c[1][{arg}]\n"
+        f"{i}    __d = torch.float64 if isinstance(__n, float) else torch.int64\n"
+        f"{i}    __t = torch.tensor(__n, dtype=__d)\n"
+        f"{i}    __each[__i] = (__c[0], (*__c[1][:{arg}], __t, *__c[1][{arg + 1}:]), *__c[2:])\n"
+        f"{i}return __each if isinstance(__calls, list) else __each[0]\n"
     )
+    title = (
+        f"Pass `{var}` as a 0-d tensor where {ret.unit}() builds its calls: one graph for "
+        "every value (callers elsewhere must pass a tensor too)"
+    )
+    return Rewrite("scalar-tensor", title, at.path, ret.start, ret.end, text, True)

@@ -66,6 +66,9 @@ class FixRule:
     # loop's exit) or raises elsewhere than it did: equal outputs on the example's path are
     # not enough, verification runs inputs that take each path.
     selecting: bool
+    # Rewrites the example's calls (a dimension marked dynamic, a number passed as a tensor):
+    # the rewrite runs on the calls its own example builds, compared with the original's.
+    edits_calls: bool
 
 
 RULES: dict[str, FixRule] = {}
@@ -79,6 +82,7 @@ def fix(
     statement: bool = False,
     module_wide: bool = False,
     selecting: bool = False,
+    edits_calls: bool = False,
 ) -> Callable[[RuleFn], RuleFn]:
     """Register the decorated function as the catalogue's rule ``code``."""
 
@@ -87,7 +91,7 @@ def fix(
             raise ValueError(f"fix rule {code!r} registered twice")
         if not kinds or not kinds <= FIXABLE:
             raise ValueError(f"fix rule {code!r}: kinds must be some of {sorted(FIXABLE)}")
-        RULES[code] = FixRule(code, kinds, fn, rank, statement, module_wide, selecting)
+        RULES[code] = FixRule(code, kinds, fn, rank, statement, module_wide, selecting, edits_calls)
         return fn
 
     return register

@@ -57,9 +57,11 @@ class Rewrite:
     checked: str = ""
     # From the rule's registration (fixes/registry.py), set by ``catalogue.propose``: a setting
     # at import, verified against every target of the file; a rewrite that evaluates what the
-    # original skipped, so equal outputs on the example's path are not enough.
+    # original skipped, so equal outputs on the example's path are not enough; a rewrite of
+    # the example's calls, run on the calls it builds.
     module_wide: bool = False
     selects: bool = False
+    edits_calls: bool = False
     # Attributes (``self.<name>``) the rewrite stops compiled calls from storing, as its title
     # says (a timer's reading): their state is not compared for compiled runs.
     skips: tuple[str, ...] = ()

@@ -144,6 +144,7 @@ class Verdicts:
                     "verified": bool(out.get("verified")),
                     "checks": out.get("checks", []),
                     "inputs": int(out.get("inputs", 0)),
+                    "timing": str(out.get("timing") or ""),
                 }
                 paths.add(str(out.get("paths", "")))
             if not verdict["verified"]:
@@ -206,7 +207,11 @@ def shown(verdict: dict[str, Any]) -> str:
     """What a verified verdict showed, for a title: "equivalent", or "equal on 3 inputs
     covering both paths" (the checks it passed are in the verdict), and for a helper module
     other files import, that their targets were not run."""
-    said = claim(str(verdict.get("paths", "")), int(verdict.get("inputs", 0)))
+    said = claim(
+        str(verdict.get("paths", "")),
+        int(verdict.get("inputs", 0)),
+        str(verdict.get("timing") or ""),
+    )
     if verdict.get("shared"):
         said += f"; for this target only: {', '.join(verdict['shared'][:2])} import it too"
     return said

@@ -210,6 +210,28 @@ def headline(
     return message, Severity.WARNING
 
 
+def buckets(g: Guard, seen: Sequence[str]) -> str:
+    """Padding, offered where a dimension took three or more sizes: the smallest multiple (of
+    8, 16, 32, 64) that halves the graphs, with the most a call is padded by. Not a rewrite:
+    what the padding means (a mask, the loss over padded rows) is the user's to decide."""
+    sizes = sorted({int(v) for v in seen if str(v).isdigit() and int(v) > 0})
+    if len(sizes) < 3 or g.dim is None:
+        return ""
+    for m in (8, 16, 32, 64):
+        padded = sorted({-(-s // m) * m for s in sizes})
+        if len(padded) * 2 <= len(sizes):
+            worst = max((-(-s // m) * m - s) / s for s in sizes)
+            return (
+                f"Or pad dim {g.dim} of `{_name(g.var)}` to a multiple of {m}: the sizes seen "
+                f"({', '.join(map(str, sizes))}) would compile {len(padded)} graph"
+                + "s"
+                * (len(padded) != 1)
+                + f" instead of {len(sizes)}, padding a call by at most {worst:.0%} "
+                "(offered, not applied: mask what the padding must not change)."
+            )
+    return ""
+
+
 def facts(g: Guard, origin: str = "") -> FindingData:
     """What a recompile finding carries about its guard, wherever it was found."""
     data: FindingData = {"guard": g.text, "guard_kind": g.kind, "variable": g.var}

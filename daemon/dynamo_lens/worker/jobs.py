@@ -504,6 +504,7 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         "checks": verdict.checks,
         "paths": verdict.paths,
         "inputs": verdict.inputs,
+        "timing": verdict.timing,
     }
 
 

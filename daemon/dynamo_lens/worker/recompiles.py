@@ -177,6 +177,7 @@ def _finding(
     own: tuple[str, int] | None,
     markable: frozenset[int] = frozenset(),
     positions: tuple[int, ...] | None = None,
+    scalars: frozenset[int] = frozenset(),
 ) -> Finding:
     # names, own: the target's parameters and code; a callee's `x` is not the target's
     g = group.guard
@@ -207,6 +208,15 @@ def _finding(
             data["mark_dynamic"]["arg"] = arg
             if positions is not None:
                 data["mark_dynamic"]["calls"] = list(positions)
+    if g.kind == "value" and group.origin is None and own in group.frames:
+        # A Python number of the target's own, passed by position in every call: as a 0-d
+        # tensor it is data, not a constant torch specialises on (fixes/dynamic.py).
+        arg = names.index(g.var) if g.var in names else -1
+        if arg in scalars:
+            data["scalar_arg"] = {"variable": g.var, "arg": arg}
+            if positions is not None:
+                data["scalar_arg"]["calls"] = list(positions)
+    bucket = guards.buckets(g, group.seen) if g.kind == "size" else ""
     return guards.finding(
         Frame(group.path, span.line),
         g,
@@ -220,7 +230,7 @@ def _finding(
             + f" triggered this. torch's failed guard: `{g.text}`."
             + _measured_text(group)
         ),
-        hints=[group.torch_hint] if group.torch_hint else [],
+        hints=[h for h in (bucket, group.torch_hint) if h],
         data=data,
         target=target,
         span=(span.line, span.column, span.end_line, span.end_column),
@@ -480,7 +490,17 @@ def find_recompiles(
         if not declared and absorbed(group):
             continue
         findings.append(
-            _finding(group, name, limit, declared, names, own, target.markable, target.positions)
+            _finding(
+                group,
+                name,
+                limit,
+                declared,
+                names,
+                own,
+                target.markable,
+                target.positions,
+                target.scalars,
+            )
         )
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
 

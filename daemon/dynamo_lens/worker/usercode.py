@@ -51,6 +51,9 @@ class Target:
     # how torch compiles that other target too).
     positions: tuple[int, ...] | None = None
     markable: frozenset[int] = frozenset()
+    # The positions where every one of its entries passes a Python number (an int or a float,
+    # not a bool) in an args tuple: a fix may pass it as a 0-d tensor (fixes/dynamic.py).
+    scalars: frozenset[int] = frozenset()
 
 
 def module_name_for(path: Path, ws: Workspace) -> str:
@@ -296,6 +299,7 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
                 call_site=site,
                 positions=tuple(where[key]) if isinstance(result, list) else None,
                 markable=_markable([items[j] for j in where[key]], items, where[key]),
+                scalars=_scalars([items[j] for j in where[key]]),
             )
         )
     return targets
@@ -317,6 +321,21 @@ def _markable(own: list[Any], items: list[Any], mine: list[int]) -> frozenset[in
         if not isinstance(args, (tuple, list)) or isinstance(args, torch.Tensor):
             return frozenset()
         ok = {i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and id(a) not in others}
+        out = ok if out is None else out & ok
+    return frozenset(out or ())
+
+
+def _scalars(own: list[Any]) -> frozenset[int]:
+    """Positions ``i`` where every one of ``own`` passes an int or a float as ``args[i]`` of
+    an args tuple."""
+    out: set[int] | None = None
+    for item in own:
+        args = item[1]
+        if not isinstance(args, (tuple, list)) or isinstance(args, torch.Tensor):
+            return frozenset()
+        ok = {
+            i for i, a in enumerate(args) if isinstance(a, (int, float)) and not isinstance(a, bool)
+        }
         out = ok if out is None else out & ok
     return frozenset(out or ())
 

@@ -48,6 +48,7 @@ def compile_example():
     return [(model, (torch.randn(k, 8), 2)) for k in (4, 6)]
 """
 MARK = (("mark_dynamic", {"variable": "x", "dim": 0, "arg": 0}),)
+SCALAR = (("scalar_arg", {"variable": "n", "arg": 1}),)
 
 CASES: RuleCases = {
     "ignore-logger": (
@@ -74,6 +75,19 @@ CASES: RuleCases = {
         [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=MARK, target="compile_example")],
         # a guessed target: no call site of the user's to mark
         [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=MARK, target="Rows")],
+    ),
+    "scalar-tensor": (
+        [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=SCALAR, target="compile_example")],
+        # a library's guard: the user's example is not where that number comes from
+        [
+            Case(
+                ROWS,
+                "return x * n",
+                kind=Kind.RECOMPILE,
+                data=(*SCALAR, ("library", "lib.py:3")),
+                target="compile_example",
+            )
+        ],
     ),
 }
 

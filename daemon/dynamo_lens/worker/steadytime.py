@@ -1,0 +1,75 @@
+"""Is a recompile's fix no slower once warm? A dynamic dimension, a tensor instead of a Python
+number or a setting compiles fewer frames, but the graph it compiles can run slower (a dynamic
+kernel, a guard on a symbol). Both versions are compiled with the user's backend, warmed (every
+call once, twice), then timed side by side: rounds of every call, the original's and the fix's
+in alternating order, each round's pair a ratio. The fix passes when the median ratio is no
+worse than the spread of the ratios (their interquartile range, at least ``MIN_NOISE``): a
+difference the machine's own noise could make is not held against it. The measured change goes
+into the fix's title.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .usercode import Call, Target
+
+ROUNDS = 9
+MIN_NOISE = 0.05  # a spread below 5% is not measured here: shared machines vary by that much
+
+
+@dataclass(frozen=True)
+class SteadyTime:
+    ratio: float  # the fix's steady time per round / the original's (median of the pairs)
+    noise: float  # the spread of the paired ratios (IQR), at least MIN_NOISE
+    rounds: int
+
+    @property
+    def ok(self) -> bool:
+        return self.ratio - 1 <= self.noise
+
+    def said(self) -> str:
+        return f"steady time {self.ratio:.2f}× the original's (noise ±{self.noise:.0%})"
+
+
+def _calls_of(fn: Any, calls: list[Call], grads: bool) -> Callable[[], None]:
+    def every() -> None:
+        with torch.set_grad_enabled(grads):
+            for c in calls:
+                fn(*c.args, **c.kwargs)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+
+    return every
+
+
+def measure(
+    original: Target, fixed: Target, backend: Any, grads: bool, rounds: int = ROUNDS
+) -> SteadyTime:
+    """Each version over its own calls, as the recompile check made them (not copies: a copy
+    loses the dimension a fix marked dynamic), compiled with ``backend``; the caller saves
+    and restores the models' state around it."""
+    runs = []
+    for t in (original, fixed):
+        compiled = torch.compile(t.fn, backend=backend)
+        runs.append(_calls_of(compiled, list(t.calls), grads))
+    for run in runs:  # cold: the compiles; then once warm, before anything is timed
+        run()
+        run()
+    ratios: list[float] = []
+    for r in range(rounds):
+        took = [0.0, 0.0]
+        order = (0, 1) if r % 2 == 0 else (1, 0)  # drift in the machine's load cancels
+        for i in order:
+            t0 = time.perf_counter()
+            runs[i]()
+            took[i] = time.perf_counter() - t0
+        ratios.append(took[1] / max(took[0], 1e-9))
+    q1, _, q3 = statistics.quantiles(ratios, n=4)
+    return SteadyTime(statistics.median(ratios), max(q3 - q1, MIN_NOISE), rounds)

@@ -1,0 +1,54 @@
+"""Verified fixes for recompiles (issue 31): a fix is verified only where torch compiles fewer
+frames for the same calls, outputs are equal, no break is added and, compiled with the
+workspace's backend and warm, it is no slower than the measured noise; its claim says the
+measured change. Each is checked against torch's own count after ``fix --apply``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import check_json
+from support.fix_workspace import fix_json, here
+
+
+def _compiled_frames(ws: Path, script: str) -> dict[str, int]:
+    """Per target, what torch recompiled over the example's calls (the check's own count)."""
+    _, doc, _ = check_json(script, "--checks", "recompiles", cwd=ws)
+    return {t["target"].rsplit("::", 1)[-1]: t["recompile_count"] for t in doc["targets"]}
+
+
+def test_a_python_number_torch_specialises_on_is_passed_as_a_0d_tensor(ws: Path) -> None:
+    script = "scalar_args.py"
+    temper, times = here(ws, script, "temperature varies"), here(ws, script, "times is a count")
+    _, before, _ = check_json(script, "--checks", "recompiles", cwd=ws)
+    found = {f["line"]: f for f in before["findings"]}
+    assert set(found) == {temper, times}, before["findings"]
+    assert found[temper]["data"]["scalar_arg"] == {
+        "variable": "temperature",
+        "arg": 1,
+        "calls": [0, 1, 2],
+    }
+    assert _compiled_frames(ws, script) == {
+        "compile_example_temper": 1,
+        "compile_example_repeat": 2,
+    }
+    doc = fix_json(ws, script, "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["rule"] == "scalar-tensor" and fix["line"] == temper and fix["verified"], fix
+    checks = {c["name"]: (c["ok"], c["detail"]) for c in fix["checks"]}
+    assert checks["fewer compiles"][0] and checks["outputs equal"][0], checks
+    assert checks["no slower"][0] and "steady time" in fix["claim"], fix
+    # A count the code loops over cannot be a tensor: torch breaks there, so it is refused
+    # and that example is left as it was.
+    (left,) = [f for f in doc["fixes"] if f["line"] == times]  # type: ignore[attr-defined]
+    assert left["rule"] == "scalar-tensor" and not left["verified"], left
+    failed = [c for c in left["checks"] if not c["ok"]]
+    assert failed[0]["name"] == "no new break", left["checks"]
+    text = (ws / script).read_text()
+    assert text.count("__t = torch.tensor(__n, dtype=__d)") == 1
+    assert "return [(model, (x, n)) for n in (1, 2, 3)]" in text
+    # torch's own count, after the write: the temperature no longer recompiles.
+    assert _compiled_frames(ws, script) == {
+        "compile_example_temper": 0,
+        "compile_example_repeat": 2,
+    }
