@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import FileResult, Finding, FixData, Kind, SiteId
+from ..findings import FileResult, Finding, FixData, Kind, SiteId, from_wire
 from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose
+from ..fixes.rewrite import chained
 from .analysis import Engine
 from .cancel import CancelToken
 from .filewrite import (
@@ -42,6 +43,9 @@ class Fix:
     paths: str = ""  # the verdict's: "both", "example" or "" (the rewrite took no path away)
     inputs: int = 0  # the inputs the verdict compared
     timing: str = ""  # a recompile's fix: its steady time against the original's
+    # What the last rewrite tried uncovered (a break or a recompile torch met only once the
+    # first was gone): the next link of a chained fix.
+    uncovered: list[Finding] = field(default_factory=list)
     diff: str = ""  # of ``source`` by the rewrite
     stale: bool = False  # the file changed after it was analysed or while it was verified
     unreadable: bool = False  # its file cannot be read as source (``why`` says why)
@@ -131,11 +135,9 @@ def fixes_for(
         every = [r.target for r in result.reports]
         fallback: Fix | None = None
         for rw in rewrites:
-            fix.rewrite, fix.checks, fix.why, fix.source = rw, [], "", src
-            fix.diff = rw.diff(src.text, _label(engine, rw.path))
-            fix.verified = _verify(
-                engine, result, fix, every if rw.module_wide else fix.targets, cancel
-            )
+            fix.verified = _try(engine, result, fix, rw, src, every, cancel)
+            if not fix.verified and fix.uncovered:
+                fix.verified = _chain(engine, result, fix, rw, src, every, cancel)
             if fix.verified and os.path.realpath(rw.path) != os.path.realpath(result.path):
                 fix.shared = importers(
                     engine.root,
@@ -162,6 +164,64 @@ def fixes_for(
     return out
 
 
+# A fix that uncovers the next break or recompile is extended by the catalogue's rewrite for
+# it, and the whole verified again: at most this many rewrites in one chain.
+CHAIN = 3
+
+
+def _try(
+    engine: Engine,
+    result: FileResult,
+    fix: Fix,
+    rw: Rewrite,
+    src: Source,
+    every: list[str],
+    cancel: CancelToken | None,
+) -> bool:
+    """``rw`` verified for ``fix``'s targets (every target of the file for a module-wide
+    setting), its verdict kept in ``fix``."""
+    fix.rewrite, fix.checks, fix.why, fix.source, fix.uncovered = rw, [], "", src, []
+    fix.diff = rw.diff(src.text, _label(engine, rw.path))
+    return _verify(engine, result, fix, every if rw.module_wide else fix.targets, cancel)
+
+
+def _chain(
+    engine: Engine,
+    result: FileResult,
+    fix: Fix,
+    rw: Rewrite,
+    src: Source,
+    every: list[str],
+    cancel: CancelToken | None,
+) -> bool:
+    """``rw`` uncovered a break or a recompile (a size marked dynamic, and the scale that
+    changed in the same calls recompiles next): the catalogue's rewrite for what it uncovered,
+    proposed on the text ``rw`` leaves, joined to ``rw`` and verified as one, up to ``CHAIN``
+    rewrites. ``fix`` keeps the first chain verified, else ``rw``'s own verdict."""
+    own = (rw, fix.checks, fix.why, fix.diff, fix.uncovered)
+    base, uncovered = rw, fix.uncovered
+    for _ in range(CHAIN - 1):
+        text = base.apply(src.text)
+        links = [
+            whole
+            for u in uncovered
+            if os.path.realpath(u.path) == os.path.realpath(base.path)
+            for more in propose(u, text, in_workspace=True)
+            if (whole := chained(src.text, base, more)) is not None
+        ]
+        further: tuple[Rewrite, list[Finding]] | None = None
+        for whole in links:
+            if _try(engine, result, fix, whole, src, every, cancel):
+                return True
+            if fix.uncovered and further is None:
+                further = (whole, fix.uncovered)
+        if further is None:
+            break
+        base, uncovered = further
+    fix.rewrite, fix.checks, fix.why, fix.diff, fix.uncovered = own
+    return False
+
+
 def _verify(
     engine: Engine, result: FileResult, fix: Fix, targets: list[str], cancel: CancelToken | None
 ) -> bool:
@@ -186,6 +246,7 @@ def _verify(
             paths.add(str(verdict.get("paths", "")))
             fix.inputs = max(fix.inputs, int(verdict.get("inputs", 0)))
             fix.timing = str(verdict.get("timing") or fix.timing)
+            fix.uncovered = from_wire(verdict.get("uncovered") or [], list[Finding])
         failed = [c for c in fix.checks if not c["ok"]]
         fix.stale = any(c["name"] == "file unchanged" for c in failed)
         if failed or isinstance(verdict, Finding) or not verdict.get("verified"):

@@ -72,6 +72,12 @@ def _example_return(finding: Finding, source: str, tree: ast.Module) -> _Return 
     return _Return(unit, ret.lineno, ret.end_lineno or ret.lineno, first[: ret.col_offset], expr)
 
 
+def _calls_bound(ret: _Return) -> str:
+    """``__calls`` bound to what the example returns: already so where another of these
+    rules rewrote the return first (a chained fix)."""
+    return "" if ret.expr == "__calls" else f"{ret.indent}__calls = {ret.expr}\n"
+
+
 def _pick(mine: list[int] | None) -> str:
     """Only this target's entries: another target of the example may use that argument
     differently, and its calls are not what the fix is verified on. Names no user code of the
@@ -90,9 +96,10 @@ def mark_dynamic(at: At) -> Rewrite | None:
         return None
     arg, dim, var = int(md["arg"]), int(md["dim"]), md["variable"]
     i = ret.indent
+    pick = _pick(md.get("calls"))
     text = (
-        f"{i}__calls = {ret.expr}\n"
-        f"{i}for __call in {_pick(md.get('calls'))} if isinstance(__calls, list) else [__calls]:\n"
+        _calls_bound(ret)
+        + f"{i}for __call in {pick} if isinstance(__calls, list) else [__calls]:\n"
         f"{i}    torch._dynamo.mark_dynamic(__call[1][{arg}], {dim})\n"
         f"{i}return __calls\n"
     )
@@ -120,8 +127,7 @@ def scalar_tensor(at: At) -> Rewrite | None:
     which = f"{tuple(int(i) for i in mine)!r}" if mine else "range(len(__each))"
     i = ret.indent
     text = (
-        f"{i}__calls = {ret.expr}\n"
-        f"{i}__each = __calls if isinstance(__calls, list) else [__calls]\n"
+        _calls_bound(ret) + f"{i}__each = __calls if isinstance(__calls, list) else [__calls]\n"
         f"{i}for __i in {which}:\n"
         f"{i}    __c = __each[__i]\n"
         f"{i}    __n = __c[1][{arg}]\n"

@@ -317,3 +317,50 @@ def with_comments(source: str, rw: Rewrite) -> Rewrite:
         checked=above + rw.checked if rw.checked else "",
         kept=tuple((old, new + len(lost)) for old, new in rw.kept),
     )
+
+
+def chained(source: str, first: Rewrite, second: Rewrite) -> Rewrite | None:
+    """``first``, then ``second`` (proposed for the text ``first`` left), as one rewrite of
+    ``source``: the lines between the first and the last that differ, replaced. For a fix that
+    uncovers the next break or recompile, verified whole. None where the two undo each other,
+    or where either selects between paths (its marked text and branch line are its own)."""
+    if first.selects or second.selects or first.branch or second.branch:
+        return None
+    before = source_lines(source)
+    after = source_lines(second.apply(first.apply(source)))
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(before), len(after)) - head
+        and before[len(before) - 1 - tail] == after[len(after) - 1 - tail]
+    ):
+        tail += 1
+    if head == len(before) == len(after):
+        return None
+    start, end = head + 1, len(before) - tail
+    if end < start and head == 0:  # lines inserted at the top: the first line kept after them
+        start = end = 1
+        text = "".join(after[: len(after) - tail + 1])
+    elif end < start:  # lines inserted: the line before them replaced by itself and them
+        start = end = head
+        text = "".join(after[head - 1 : len(after) - tail])
+    else:
+        text = "".join(after[head : len(after) - tail])
+    return dataclasses.replace(
+        first,
+        rule=f"{first.rule}+{second.rule}",
+        title=f"{first.title}; then {second.title[0].lower()}{second.title[1:]}",
+        start=start,
+        end=end,
+        text=text,
+        exact=first.exact and second.exact,
+        kept=(),
+        branch=0,
+        checked="",
+        skips=(*first.skips, *second.skips),
+        module_wide=first.module_wide or second.module_wide,
+        selects=first.selects or second.selects,
+        edits_calls=first.edits_calls or second.edits_calls,
+    )

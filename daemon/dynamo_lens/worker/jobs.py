@@ -505,6 +505,7 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         "paths": verdict.paths,
         "inputs": verdict.inputs,
         "timing": verdict.timing,
+        "uncovered": to_wire(verdict.uncovered),
     }
 
 

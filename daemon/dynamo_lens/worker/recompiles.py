@@ -188,9 +188,12 @@ def _finding(
         span = parameter_span(group.path, group.first_line, param)
     # A guard in library code: say where, since the user's line holds only the call.
     origin = where(group.origin) if group.origin is not None else ""
+    # A number torch made dynamic after one change: probed, or measured (a fresh value did not
+    # compile again). A dtype, None-ness or a length stays two cached graphs.
+    dynamic_number = g.kind in ("value", "attr") and (not declared or group.measured == "once")
     then = (
         "then automatic dynamic shapes made it dynamic"
-        if g.kind == "size" or (not declared and g.kind in ("value", "attr"))
+        if g.kind == "size" or dynamic_number
         else "and both graphs stay cached for later calls"
     )
     data: FindingData = {

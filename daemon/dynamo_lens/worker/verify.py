@@ -50,7 +50,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_map
 
 from ..findings import RECOMPILE_SITE, Finding, Frame, Kind, SiteId
 from ..fixes.catalogue import Rewrite, claim
@@ -69,8 +68,10 @@ from .verifyruns import (
     clone,
     cover,
     differences,
+    passed_differently,
     raises_compiled,
     run_eager,
+    series_of,
     state_differences,
     without,
 )
@@ -88,6 +89,9 @@ class Verdict:
     paths_detail: str = ""
     inputs: int = 0  # the inputs compared in eager
     timing: str = ""  # a recompile's fix: its steady time against the original's, as measured
+    # Where "no new break" or "no new recompile site" failed: what the rewrite uncovered (a
+    # break or a recompile torch met only once the first was gone), for a chained fix.
+    uncovered: list[Finding] = field(default_factory=list)
 
     @property
     def claim(self) -> str:
@@ -97,39 +101,6 @@ class Verdict:
     def add(self, name: str, ok: bool, detail: str = "") -> bool:
         self.checks.append({"name": name, "ok": ok, "detail": detail})
         return ok
-
-
-def _same_shape_fresh(call: Call) -> Call:
-    """The same call with new random values of the same shapes and dtypes."""
-
-    def fresh(v: Any) -> Any:
-        if isinstance(v, torch.Tensor) and v.is_floating_point():
-            return torch.randn_like(v).requires_grad_(v.requires_grad)
-        return v
-
-    return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
-
-
-def _passed_differently(calls: list[Call], mine: list[Call]) -> set[str]:
-    """The fingerprint's ``input i`` keys of inputs one version passes as a tensor and the
-    other not (fingerprint.py names tensor inputs by their place among the call's leaves)."""
-    out: set[str] = set()
-    for a, b in zip(calls, mine, strict=True):
-        la = tree_flatten((a.args, a.kwargs))[0]
-        lb = tree_flatten((b.args, b.kwargs))[0]
-        for i in range(max(len(la), len(lb))):
-            ta = i < len(la) and isinstance(la[i], torch.Tensor)
-            tb = i < len(lb) and isinstance(lb[i], torch.Tensor)
-            if ta != tb:
-                out.add(f"input {i}")
-    return out
-
-
-def _series_of(calls: list[Call]) -> list[tuple[Call, dict[str, Any] | None, int]]:
-    """The compiled calls later checks make: the first, again, with fresh values of the same
-    shapes, then each declared variant."""
-    torch.manual_seed(0)  # the fresh values: the same for the original's calls and a rewrite's
-    return [(c, None, 0) for c in (calls[0], calls[0], _same_shape_fresh(calls[0]), *calls[1:])]
 
 
 def _break_keys(findings: list[Finding]) -> Counter[SiteId]:
@@ -229,8 +200,8 @@ def _recompile_gone(
     """The recompile check again, on the rewrite: every call it made still runs (a call that
     raises recompiles nothing, which proves nothing), nothing at the site's line, no line
     recompiling that did not before, and torch compiled fewer frames for the same calls."""
-    now, compiles, error = _recompile_lines(fixed, ws, how, v.target, anchor)
-    before, compiles0, error0 = original
+    now, compiles, error, found = _recompile_lines(fixed, ws, how, v.target, anchor)
+    before, compiles0, error0, _ = original
     # Both must run every call: where the original's calls raise already, fewer compiles and
     # no recompile prove nothing about the rewrite (it may raise earlier still).
     why = error or (f"the original's calls raise: {error0}" if error0 else "")
@@ -246,6 +217,7 @@ def _recompile_gone(
     new = sorted(k for k in now if k not in moved)
     detail = ", ".join(f"{os.path.basename(p)}:{ln}" for p, ln in new[:3])
     if not v.add("no new recompile site", not new, detail):
+        v.uncovered = [f for f in found if (os.path.realpath(f.path), f.line) in new]
         return False
     fewer = compiles < compiles0
     return v.add("fewer compiles", fewer, f"{compiles} frame(s) compiled, original {compiles0}")
@@ -274,6 +246,7 @@ class _Recompiled(NamedTuple):
     lines: Counter[tuple[str, int]]  # where the recompile check finds recompiles
     compiles: int  # frames torch compiled
     error: str  # the first call that raised, as said; "" when every call ran
+    findings: list[Finding]  # the check's recompile findings
 
 
 def _recompile_lines(
@@ -291,15 +264,14 @@ def _recompile_lines(
         compiled_frames=[t.path],
         anchor=anchor,
     )
-    lines = Counter(
-        (os.path.realpath(f.path), f.line) for f in result.findings if f.kind is Kind.RECOMPILE
-    )
+    found = [f for f in result.findings if f.kind is Kind.RECOMPILE]
+    lines = Counter((os.path.realpath(f.path), f.line) for f in found)
     error = ""
     if result.errors:
         exc, call = result.errors[0]
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         error = f"{recompiles.describe_call(call)} raised {type(exc).__name__}: {first}"
-    return _Recompiled(lines, result.compiles, error)
+    return _Recompiled(lines, result.compiles, error, found)
 
 
 def _digest(path: Path) -> str:
@@ -383,7 +355,7 @@ def verify(
     if found0 is None:
         found0 = find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
     before = _break_keys(found0)
-    series = _series_of(calls)
+    series = series_of(calls)
     rc_how = recompile_check or RecompileCheck(None, 8, 4)
     for_recompile = site[2] == RECOMPILE_SITE
     if for_recompile:
@@ -427,6 +399,7 @@ def verify(
         added = _break_keys(after) - moved
         detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(added)[:3])
         if not v.add("no new break", not added, detail):
+            v.uncovered = [f for f in after if (os.path.realpath(f.path), *f.site[1:]) in added]
             return v
         if rewrite.checked and not v.add("arms match", not problems, next(iter(problems), "")):
             return v
@@ -453,7 +426,7 @@ def verify(
             return v
         # A rewrite of the calls passes some inputs differently (a number as a tensor): what
         # those hold after the call is theirs, not a side effect of the rewrite.
-        passed = _passed_differently(calls, mine) if rewrite.edits_calls else set()
+        passed = passed_differently(calls, mine) if rewrite.edits_calls else set()
         noise = _Noise(original, grads, passed)
         left = [
             d
@@ -473,7 +446,7 @@ def verify(
             return v
         paths = [r for r in extra if not r.raised and r.compiled]
         series = [*series, *((r.call, r.start, r.seed) for r in paths)]
-        mine_series = _series_of(mine) if rewrite.edits_calls else series
+        mine_series = series_of(mine) if rewrite.edits_calls else series
         modelstate.load(fixed.fn, state)
         fixed_series = _compiled_series(fixed, mine_series, backend, grads, ws, label, anchor1)
         diffs_c = _compiled_differences(fixed_series, eager0[0], paths, grads, noise, rewrite)

@@ -292,3 +292,36 @@ def _compiled_raise(
         if raised != r.raised:
             break
     return said_by_mode[-1], eff
+
+
+def same_shape_fresh(call: Call) -> Call:
+    """The same call with new random values of the same shapes and dtypes."""
+
+    def fresh(v: Any) -> Any:
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            return torch.randn_like(v).requires_grad_(v.requires_grad)
+        return v
+
+    return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
+
+
+def passed_differently(calls: list[Call], mine: list[Call]) -> set[str]:
+    """The fingerprint's ``input i`` keys of inputs one version passes as a tensor and the
+    other not (fingerprint.py names tensor inputs by their place among the call's leaves)."""
+    out: set[str] = set()
+    for a, b in zip(calls, mine, strict=True):
+        la = tree_flatten((a.args, a.kwargs))[0]
+        lb = tree_flatten((b.args, b.kwargs))[0]
+        for i in range(max(len(la), len(lb))):
+            ta = i < len(la) and isinstance(la[i], torch.Tensor)
+            tb = i < len(lb) and isinstance(lb[i], torch.Tensor)
+            if ta != tb:
+                out.add(f"input {i}")
+    return out
+
+
+def series_of(calls: list[Call]) -> list[tuple[Call, dict[str, Any] | None, int]]:
+    """The compiled calls later checks make: the first, again, with fresh values of the same
+    shapes, then each declared variant."""
+    torch.manual_seed(0)  # the fresh values: the same for the original's calls and a rewrite's
+    return [(c, None, 0) for c in (calls[0], calls[0], same_shape_fresh(calls[0]), *calls[1:])]
