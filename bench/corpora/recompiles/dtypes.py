@@ -1,7 +1,6 @@
 """The same model called in float32 and in float64: two dtypes are two graphs."""
 
 import torch
-from torch import nn
 
 
 def norm(x):

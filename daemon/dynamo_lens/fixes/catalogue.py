@@ -81,14 +81,25 @@ import dataclasses
 from typing import Any
 
 from ..findings import RECOMPILE_SITE, Finding
-from . import branches, calls, checks, deferred, dynamic, effects, loops, settings, swaps
+from . import (
+    boundary,
+    branches,
+    calls,
+    checks,
+    deferred,
+    dynamic,
+    effects,
+    loops,
+    settings,
+    swaps,
+)
 from .registry import FIXABLE, At, ordered
 from .rewrite import Rewrite, imports_torch, statement_at, with_comments
 
 __all__ = ["FAMILIES", "FIXABLE", "RECOMPILE_SITE", "Rewrite", "applicable", "claim", "propose"]
 
 # The rule families: importing them registers their rules (fixes/registry.py).
-FAMILIES = (branches, calls, checks, deferred, dynamic, effects, loops, settings, swaps)
+FAMILIES = (boundary, branches, calls, checks, deferred, dynamic, effects, loops, settings, swaps)
 
 
 def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
@@ -115,6 +126,7 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
             module_wide=rule.module_wide,
             selects=rule.selecting,
             edits_calls=rule.edits_calls,
+            moves_boundary=rule.moves_boundary,
         )
         try:
             ast.parse(rw.apply(source))

@@ -69,6 +69,10 @@ class FixRule:
     # Rewrites the example's calls (a dimension marked dynamic, a number passed as a tensor):
     # the rewrite runs on the calls its own example builds, compared with the original's.
     edits_calls: bool
+    # Moves the compile boundary (a loop runs in Python, its step is compiled): verified by no
+    # frame compiling again step after step, rather than no more recompiles than the original,
+    # whose frame torch skipped whole and so never recompiled.
+    moves_boundary: bool
 
 
 RULES: dict[str, FixRule] = {}
@@ -83,6 +87,7 @@ def fix(
     module_wide: bool = False,
     selecting: bool = False,
     edits_calls: bool = False,
+    moves_boundary: bool = False,
 ) -> Callable[[RuleFn], RuleFn]:
     """Register the decorated function as the catalogue's rule ``code``."""
 
@@ -91,7 +96,17 @@ def fix(
             raise ValueError(f"fix rule {code!r} registered twice")
         if not kinds or not kinds <= FIXABLE:
             raise ValueError(f"fix rule {code!r}: kinds must be some of {sorted(FIXABLE)}")
-        RULES[code] = FixRule(code, kinds, fn, rank, statement, module_wide, selecting, edits_calls)
+        RULES[code] = FixRule(
+            code,
+            kinds,
+            fn,
+            rank,
+            statement,
+            module_wide,
+            selecting,
+            edits_calls,
+            moves_boundary,
+        )
         return fn
 
     return register

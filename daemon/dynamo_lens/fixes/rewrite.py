@@ -62,6 +62,7 @@ class Rewrite:
     module_wide: bool = False
     selects: bool = False
     edits_calls: bool = False
+    moves_boundary: bool = False
     # Attributes (``self.<name>``) the rewrite stops compiled calls from storing, as its title
     # says (a timer's reading): their state is not compared for compiled runs.
     skips: tuple[str, ...] = ()
@@ -323,8 +324,12 @@ def chained(source: str, first: Rewrite, second: Rewrite) -> Rewrite | None:
     """``first``, then ``second`` (proposed for the text ``first`` left), as one rewrite of
     ``source``: the lines between the first and the last that differ, replaced. For a fix that
     uncovers the next break or recompile, verified whole. None where the two undo each other,
-    or where either selects between paths (its marked text and branch line are its own)."""
+    where either selects between paths (its marked text and branch line are its own), or where
+    either is a module-wide setting (what a setting uncovers is its own doing elsewhere: a
+    setting that needs another edit to pass is not the fix)."""
     if first.selects or second.selects or first.branch or second.branch:
+        return None
+    if first.module_wide or second.module_wide:
         return None
     before = source_lines(source)
     after = source_lines(second.apply(first.apply(source)))
@@ -363,4 +368,5 @@ def chained(source: str, first: Rewrite, second: Rewrite) -> Rewrite | None:
         module_wide=first.module_wide or second.module_wide,
         selects=first.selects or second.selects,
         edits_calls=first.edits_calls or second.edits_calls,
+        moves_boundary=first.moves_boundary or second.moves_boundary,
     )

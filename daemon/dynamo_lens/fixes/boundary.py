@@ -1,0 +1,104 @@
+"""Move the compile boundary: a break in host control flow around a model (a decode loop that
+stops on a tensor test, a sampler that reads a value back each step) is not worth tracing
+through. The function that holds the loop runs in Python instead, and torch compiles what each
+step calls: ``@torch.compiler.disable(recursive=False)`` on it skips its own frame only, so the
+step's frames (a submodule's ``forward``, a function of the user's) are compiled where they are
+called. Torch-free: verification shows no break left where the target is compiled, equal
+outputs over the same calls, and no frame that compiles again step after step.
+
+Only a loop in the user's own code: a library's loop (``generate()``) would be compiled frame by
+frame, its breaks and all, and the user's file is the only one edited.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .registry import BREAKS, At, fix
+from .rewrite import Rewrite, source_lines
+
+_DISABLE = "torch.compiler.disable(recursive=False)"
+# Decorators that already keep the function out of the graph (or say how it is compiled).
+_MARKED = ("disable", "nonstrict_trace", "compile", "allow_in_graph")
+
+
+def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | None:
+    """The innermost function whose body holds ``line``."""
+    best: ast.FunctionDef | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef) or not node.body:
+            continue
+        inside = node.body[0].lineno <= line <= (node.end_lineno or node.lineno)
+        if inside and (best is None or node.lineno > best.lineno):
+            best = node
+    return best
+
+
+def _own_nodes(fn: ast.FunctionDef) -> list[ast.AST]:
+    """The function's own statements and expressions (not those of functions or classes
+    defined inside it)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _steps(loop: ast.For | ast.While, tree: ast.Module) -> list[str]:
+    """What the loop body calls that torch compiles as a frame of its own: a submodule or a
+    method of ``self`` (``self.step(h)``), or a function this file defines."""
+    local = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    out = []
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+            out.append(f"self.{f.attr}")
+        elif isinstance(f, ast.Name) and f.id in local:
+            out.append(f.id)
+    return list(dict.fromkeys(out))
+
+
+@fix("compile-step", BREAKS, rank=170, moves_boundary=True)
+def compile_step(at: At) -> Rewrite | None:
+    f = at.finding
+    if "library" in f.data:
+        return None  # the loop is a library's: its frames would be compiled, breaks and all
+    fn = _enclosing(at.tree, f.line)
+    if fn is None:
+        return None
+    for d in fn.decorator_list:
+        if any(m in ast.unparse(d) for m in _MARKED):
+            return None
+    loops = [
+        n
+        for n in _own_nodes(fn)
+        if isinstance(n, (ast.For, ast.While)) and n.lineno <= f.line <= (n.end_lineno or 0)
+    ]
+    if not loops:
+        return None
+    steps = [s for loop in loops for s in _steps(loop, at.tree)]
+    if not steps:
+        return None  # nothing but tensor ops each step: nothing left to compile
+    first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+    line = source_lines(at.source)[first - 1]
+    indent = line[: len(line) - len(line.lstrip())]
+    title = (
+        f"Compile the step, not the loop: {fn.name}() runs its loop in Python and torch "
+        f"compiles what each step calls ({', '.join(steps[:2])}), "
+        f"with @{_DISABLE}"
+    )
+    return Rewrite(
+        "compile-step",
+        title,
+        at.path,
+        first,
+        first,
+        f"{indent}@{_DISABLE}\n{line}",
+        True,
+        kept=((first, first + 1),),
+    )

@@ -1,0 +1,103 @@
+"""The compiled calls verification makes after the eager ones: the target compiled with the
+workspace's backend and called over a series (the example's first call, again, with fresh values
+of the same shapes, each declared variant, the inputs that take each path), with what each call
+gave and what torch compiled and broke on over them (verify.py compares two series)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..findings import Finding, Frame
+from ..texts.locate import Workspace
+from . import modelstate, torchcompat
+from .breaks import collect_sites, to_finding
+from .effects import Effects, observing
+from .equivalence import forward_and_grads
+from .fingerprint import fingerprint
+from .tracecapture import GraphBreakLog
+from .usercode import Call, Target
+from .verifyruns import clone
+
+
+@dataclass
+class Series:
+    outs: list[tuple[Any, dict[str, torch.Tensor]]]  # each call's outputs and gradients
+    effects: list[Effects]  # what each call printed, logged and warned
+    state: dict[str, Any]  # buffers and plain attributes after the first call
+    coarse: dict[str, str]  # its fingerprint without floating values
+    recompiles: int  # frames torch compiled again
+    breaks: list[Finding]  # every break torch logged over the calls
+    # Per call, the frames torch compiled during it; and the most times one frame was
+    # compiled during the first call (a frame compiled again step after step).
+    per_call: list[int] = field(default_factory=list)
+    first_most: int = 0
+
+    @property
+    def out(self) -> Any:
+        return self.outs[0][0]
+
+    @property
+    def grads(self) -> dict[str, torch.Tensor]:
+        return self.outs[0][1]
+
+
+def compiled_series(
+    t: Target,
+    series: list[tuple[Call, dict[str, Any] | None, int]],
+    backend: Any,
+    grads: bool,
+    ws: Workspace,
+    label: str,
+    anchor: Frame | None,
+) -> Series:
+    """``fn`` compiled and called over ``series`` as it runs (gradients too where it trains):
+    each call's outputs and gradients, the state the first call left, the frames torch compiled
+    again (its compilation metrics, by code object), and the breaks of every compile, later
+    calls' included (a rewrite can make a recompile break where the first call did not)."""
+    torch._dynamo.reset()
+    torchcompat.clear_compilation_metrics()
+    compiled = torch.compile(t.fn, backend=backend)
+    outs: list[tuple[Any, dict[str, torch.Tensor]]] = []
+    effects: list[Effects] = []
+    state: dict[str, Any] = {}
+    coarse: dict[str, str] = {}
+    per_call: list[int] = []
+    first_most = 0
+
+    def frames() -> Counter[tuple[str, str, str]]:
+        return Counter(
+            (str(m.get("co_filename")), str(m.get("co_firstlineno")), str(m.get("co_name")))
+            for m in torchcompat.compilation_metrics()
+        )
+
+    with GraphBreakLog() as cap:
+        for call, start, seed in series:
+            if start is not None:  # an input that takes a path from its own weights
+                modelstate.load(t.fn, start)
+            torch.manual_seed(seed)
+            given = clone(call)
+            with observing() as seen_effects:
+                outs.append(forward_and_grads(compiled, given, grads, params_of=t.fn))
+            effects.append(seen_effects)
+            per_call.append(len(torchcompat.compilation_metrics()) - sum(per_call))
+            if not state:
+                state = modelstate.save(t.fn, parameters=False)
+                coarse = fingerprint(t.fn, given, values=False)
+                first_most = max(frames().values(), default=0)
+    seen = frames()
+    found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
+    torch._dynamo.reset()
+    return Series(
+        outs,
+        effects,
+        state,
+        coarse,
+        sum(n - 1 for n in seen.values()),
+        found,
+        per_call,
+        first_most,
+    )
