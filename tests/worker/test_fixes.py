@@ -332,7 +332,8 @@ def test_a_recompile_on_a_modules_int_attribute_gets_the_setting_torch_names(ws:
     (fix,) = doc["applied"]  # type: ignore[misc]
     assert fix["rule"] == "torch-setting" and fix["verified"], fix
     checks = {c["name"]: c["ok"] for c in fix["checks"]}
-    assert checks["recompile gone"] and checks["no new recompile site"] and checks["outputs equal"]
+    assert checks["fewer recompiles there"] and checks["no new recompile site"]
+    assert checks["outputs equal"]
     assert checks["no slower"] and "steady time" in fix["claim"], fix
     assert "allow_unspec_int_on_nn_module = True" in (ws / "step_counter.py").read_text()
     _, after, _ = check_json("step_counter.py", "--checks", "recompiles", cwd=ws)
@@ -383,7 +384,8 @@ def test_a_recompile_on_a_size_gets_mark_dynamic_where_the_example_builds_its_ca
     assert fix["rule"] == "mark-dynamic" and fix["line"] == rows and fix["verified"], fix
     checks = {c["name"]: (c["ok"], c["detail"]) for c in fix["checks"]}
     assert checks["fewer compiles"] == (True, "1 frame(s) compiled, original 2"), checks
-    assert checks["recompile gone"][0] and checks["outputs equal"][0]
+    assert checks["fewer recompiles there"] == (True, "gone"), checks
+    assert checks["outputs equal"][0]
     # No slower once warm, measured with the backend the workspace compiles with; the claim
     # (the editor's title, fix's report) says by how much.
     assert checks["no slower"][0] and "steady time" in checks["no slower"][1], checks
