@@ -5,7 +5,8 @@ and its fixed copy, each imported under a name of its own, compared over their e
 
 - frames: the frames torch compiles (its compilation metrics) over every call an example
   returns, in order, under ``torch.compile(backend="eager")`` from a fresh Dynamo: each file's
-  own calls (a fix may pass a number as a tensor, or mark a dimension dynamic);
+  own calls (a fix may pass a number as a tensor, or mark a dimension dynamic), in torch's
+  settings as that file's import left them (a fix may be a setting);
 - breaks: the distinct sites of torch's graph-break log over the same calls;
 - equal: every call's eager outputs, the fixed file's against the original's, bitwise, with the
   original's weights (each file builds its own model from the same seed).
@@ -22,7 +23,7 @@ import torch
 import torch._dynamo
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from bench.fixes.harness import same
+from bench.fixes.harness import Settings, same
 from bench.oracle import BreakSites, Call, example_calls, example_functions, load
 
 _SITES = BreakSites()
@@ -48,8 +49,13 @@ def compiled(calls: list[Call]) -> tuple[int, int]:
 
 def main(original: str, fixed: str) -> dict[str, Any]:
     _SITES.listen()
+    # Each file in torch's settings as its own import left them: a fix may be a setting.
+    pristine = Settings()
     a = _calls(load(original, "truth_original"))
-    b = _calls(load(fixed, "truth_fixed"))
+    sa = Settings()
+    with pristine:
+        b = _calls(load(fixed, "truth_fixed"))
+    sb = Settings()
     res: dict[str, Any] = {"calls": len(a), "equal": True, "detail": ""}
     if len(a) != len(b):
         return {**res, "equal": False, "detail": f"{len(b)} calls, original {len(a)}"}
@@ -63,8 +69,10 @@ def main(original: str, fixed: str) -> dict[str, Any]:
             except AssertionError as exc:
                 res["equal"], res["detail"] = False, str(exc).splitlines()[0]
                 break
-    res["frames_before"], res["breaks_before"] = compiled(a)
-    res["frames_after"], res["breaks_after"] = compiled(b)
+    with sa:
+        res["frames_before"], res["breaks_before"] = compiled(a)
+    with sb:
+        res["frames_after"], res["breaks_after"] = compiled(b)
     return res
 
 

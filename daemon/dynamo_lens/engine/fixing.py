@@ -138,19 +138,24 @@ def fixes_for(
             fix.verified = _try(engine, result, fix, rw, src, every, cancel)
             if not fix.verified and fix.uncovered:
                 fix.verified = _chain(engine, result, fix, rw, src, every, cancel)
-            if fix.verified and os.path.realpath(rw.path) != os.path.realpath(result.path):
+            # Another file than the analysed one, or a boundary moved in it: the workspace's
+            # other files that import it run it too, unverified.
+            done = fix.rewrite or rw
+            elsewhere = os.path.realpath(done.path) != os.path.realpath(result.path)
+            if fix.verified and (elsewhere or done.moves_boundary):
                 fix.shared = importers(
                     engine.root,
                     engine.config.excludes,
-                    rw.path,
-                    (rw.start, rw.end),
+                    done.path,
+                    (done.start, done.end),
                     skip=result.path,
                 )
                 if fix.shared:
                     fix.why = (
                         f"verified for {os.path.basename(result.path)}'s targets; "
-                        f"{os.path.basename(rw.path)} is imported by {', '.join(fix.shared[:3])} "
-                        "too, whose targets it was not verified for: fix those files together"
+                        f"{os.path.basename(done.path)} is imported by "
+                        f"{', '.join(fix.shared[:3])} too, whose targets it was not verified "
+                        "for: fix those files together"
                     )
             if fix.applicable:
                 break

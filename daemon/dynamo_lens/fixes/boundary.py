@@ -7,13 +7,17 @@ called. Torch-free: verification shows no break left where the target is compile
 outputs over the same calls, and no frame that compiles again step after step.
 
 Only a loop in the user's own code: a library's loop (``generate()``) would be compiled frame by
-frame, its breaks and all, and the user's file is the only one edited.
+frame, its breaks and all, and the user's file is the only one edited. Only a function nothing
+else of the workspace calls or holds (the file's other code, another file that imports it):
+from there, compiled whole (``fullgraph``) or exported, it would now stop the graph. Verified
+against every target of the file.
 """
 
 from __future__ import annotations
 
 import ast
 
+from ..config import is_example_name
 from .registry import BREAKS, At, fix
 from .rewrite import Rewrite, source_lines
 
@@ -63,13 +67,36 @@ def _steps(loop: ast.For | ast.While, tree: ast.Module) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-@fix("compile-step", BREAKS, rank=170, moves_boundary=True)
+def _owner(tree: ast.Module, fn: ast.FunctionDef) -> ast.ClassDef | ast.FunctionDef:
+    """The top-level definition ``fn`` belongs to: its class, or itself."""
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and (
+            node.lineno <= fn.lineno <= (node.end_lineno or node.lineno)
+        ):
+            return node
+    return fn
+
+
+def _used_elsewhere(tree: ast.Module, owner: ast.ClassDef | ast.FunctionDef) -> bool:
+    """Whether code of the file other than ``owner`` itself and the examples names it: a module
+    that holds it as a submodule, a function that calls it. Compiled or exported from there,
+    the function would now stop the graph (``fullgraph``, ``torch.export``)."""
+    for node in tree.body:
+        if node is owner or (isinstance(node, ast.FunctionDef) and is_example_name(node.name)):
+            continue
+        if any(isinstance(n, ast.Name) and n.id == owner.name for n in ast.walk(node)):
+            return True
+    return False
+
+
+# Module-wide for verification: every target of the file runs the function it marks.
+@fix("compile-step", BREAKS, rank=170, moves_boundary=True, module_wide=True)
 def compile_step(at: At) -> Rewrite | None:
     f = at.finding
     if "library" in f.data:
         return None  # the loop is a library's: its frames would be compiled, breaks and all
     fn = _enclosing(at.tree, f.line)
-    if fn is None:
+    if fn is None or _used_elsewhere(at.tree, _owner(at.tree, fn)):
         return None
     for d in fn.decorator_list:
         if any(m in ast.unparse(d) for m in _MARKED):
@@ -89,8 +116,8 @@ def compile_step(at: At) -> Rewrite | None:
     indent = line[: len(line) - len(line.lstrip())]
     title = (
         f"Compile the step, not the loop: {fn.name}() runs its loop in Python and torch "
-        f"compiles what each step calls ({', '.join(steps[:2])}), "
-        f"with @{_DISABLE}"
+        f"compiles what each step calls ({', '.join(steps[:2])}), with @{_DISABLE} "
+        f"(fullgraph and torch.export then stop at {fn.name}())"
     )
     return Rewrite(
         "compile-step",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..config import is_example_name
 from ..findings import Finding, Kind, TargetId
 from .registry import RECOMPILES, At, fix
-from .rewrite import Rewrite, source_lines
+from .rewrite import Rewrite, indent_step, source_lines
 
 
 def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
@@ -64,8 +64,12 @@ def _example_return(finding: Finding, source: str, tree: ast.Module) -> _Return 
         return None
     lines = source_lines(source)
     first = lines[ret.lineno - 1]
-    if first[: ret.col_offset].strip() or (ret.end_lineno or ret.lineno) > len(lines):
+    end = ret.end_lineno or ret.lineno
+    if first[: ret.col_offset].strip() or end > len(lines):
         return None  # ``x = 1; return ...``: not a statement of its own line
+    after = lines[end - 1][ret.end_col_offset or 0 :].strip()
+    if after and not after.startswith("#"):
+        return None  # ``return ...; more``: the whole line is replaced, and ``more`` with it
     expr = ast.get_source_segment(source, value)
     if expr is None:
         return None
@@ -97,10 +101,11 @@ def mark_dynamic(at: At) -> Rewrite | None:
     arg, dim, var = int(md["arg"]), int(md["dim"]), md["variable"]
     i = ret.indent
     pick = _pick(md.get("calls"))
+    step = i + indent_step(i)
     text = (
         _calls_bound(ret)
         + f"{i}for __call in {pick} if isinstance(__calls, list) else [__calls]:\n"
-        f"{i}    torch._dynamo.mark_dynamic(__call[1][{arg}], {dim})\n"
+        f"{step}torch._dynamo.mark_dynamic(__call[1][{arg}], {dim})\n"
         f"{i}return __calls\n"
     )
     title = (
@@ -108,6 +113,49 @@ def mark_dynamic(at: At) -> Rewrite | None:
         "(torch._dynamo.mark_dynamic): one graph for every size"
     )
     return Rewrite("mark-dynamic", title, at.path, ret.start, ret.end, text, True)
+
+
+# Where a number and a 0-d tensor give the same result, whatever the number: the other operand
+# of ``+ - * /`` is a tensor (its dtype decides; the number is cast to it either way). Not
+# ``**`` (an int exponent takes another path, ``2 ** tensor(-1)`` is 0), ``//`` or ``%``.
+_SAME_WITH_A_TENSOR = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _only_arithmetic(at: At, name: str) -> bool:
+    """Whether every use of parameter ``name`` in the function that takes it (the one around
+    the finding's line) is an operand of ``+ - * /`` whose other operand is no constant: a
+    Python ``if``, a call (``range``, ``int``, a dict's ``get``), an index, a string, a
+    comparison, an assignment to it (``n *= 2`` would write into the caller's tensor) or a
+    power would each see a tensor where the number was."""
+    fns = [
+        n
+        for n in ast.walk(at.tree)
+        if isinstance(n, ast.FunctionDef)
+        and n.lineno <= at.finding.line <= (n.end_lineno or n.lineno)
+        and name in {a.arg for a in (*n.args.posonlyargs, *n.args.args)}
+    ]
+    if not fns:
+        return False
+    fn = max(fns, key=lambda n: n.lineno)
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name]
+    if not uses:
+        return False
+    for use in uses:
+        parent = parents.get(id(use))
+        if not isinstance(use.ctx, ast.Load) or not isinstance(parent, ast.BinOp):
+            return False
+        if not isinstance(parent.op, _SAME_WITH_A_TENSOR):
+            return False
+        other = parent.right if parent.left is use else parent.left
+        if isinstance(other, ast.Constant) or (
+            isinstance(other, ast.UnaryOp) and isinstance(other.operand, ast.Constant)
+        ):
+            return False
+    return True
 
 
 @fix("scalar-tensor", RECOMPILES, rank=160, edits_calls=True)
@@ -120,20 +168,23 @@ def scalar_tensor(at: At) -> Rewrite | None:
     so. Callers outside the example must pass a tensor too, as the title says."""
     sa = at.finding.data.get("scalar_arg")
     ret = _example_return(at.finding, at.source, at.tree)
-    if sa is None or ret is None:
+    if sa is None or ret is None or not _only_arithmetic(at, sa["variable"]):
         return None
     arg, var = int(sa["arg"]), sa["variable"]
     mine = sa.get("calls")
     which = f"{tuple(int(i) for i in mine)!r}" if mine else "range(len(__each))"
     i = ret.indent
+    j = i + indent_step(i)
+    # A new list: the example may return a list it keeps (a memo), which must stay as it was.
     text = (
-        _calls_bound(ret) + f"{i}__each = __calls if isinstance(__calls, list) else [__calls]\n"
+        _calls_bound(ret)
+        + f"{i}__each = list(__calls) if isinstance(__calls, list) else [__calls]\n"
         f"{i}for __i in {which}:\n"
-        f"{i}    __c = __each[__i]\n"
-        f"{i}    __n = __c[1][{arg}]\n"
-        f"{i}    __d = torch.float64 if isinstance(__n, float) else torch.int64\n"
-        f"{i}    __t = torch.tensor(__n, dtype=__d)\n"
-        f"{i}    __each[__i] = (__c[0], (*__c[1][:{arg}], __t, *__c[1][{arg + 1}:]), *__c[2:])\n"
+        f"{j}__c = __each[__i]\n"
+        f"{j}__n = __c[1][{arg}]\n"
+        f"{j}__d = torch.float64 if isinstance(__n, float) else torch.int64\n"
+        f"{j}__t = torch.tensor(__n, dtype=__d)\n"
+        f"{j}__each[__i] = (__c[0], (*__c[1][:{arg}], __t, *__c[1][{arg + 1}:]), *__c[2:])\n"
         f"{i}return __each if isinstance(__calls, list) else __each[0]\n"
     )
     title = (

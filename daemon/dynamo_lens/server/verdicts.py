@@ -151,10 +151,10 @@ class Verdicts:
                 break
         # Over several targets, the weakest claim holds.
         verdict["paths"] = "example" if "example" in paths else ("both" if "both" in paths else "")
-        # A helper module's edit: other files that import it run it too, unverified.
-        if verdict["verified"] and os.path.realpath(rewrite.path) != os.path.realpath(
-            self.target_path(target)
-        ):
+        # A helper module's edit, or a boundary moved: other files that import it run it too,
+        # unverified.
+        elsewhere = os.path.realpath(rewrite.path) != os.path.realpath(self.target_path(target))
+        if verdict["verified"] and (elsewhere or rewrite.moves_boundary):
             verdict["shared"] = importers(
                 engine.root,
                 engine.config.excludes,

@@ -69,6 +69,8 @@ from .verifyruns import (
     clone,
     cover,
     differences,
+    other_numbers,
+    outcome_differences,
     passed_differently,
     raises_compiled,
     run_eager,
@@ -331,13 +333,6 @@ def verify(
                 v, site, rewrite, edited, recompiled0, fixed, ws, rc_how, anchor1
             ):
                 return v
-            # Fewer frames, but no slower once warm: measured with the user's backend.
-            steady = steadytime.measure(original, fixed, backend, grads)
-            modelstate.load(original.fn, state)
-            modelstate.load(fixed.fn, state)
-            v.timing = steady.said()
-            if not v.add("no slower", steady.ok, f"{v.timing}, over {steady.rounds} rounds"):
-                return v
         else:
             gone = not any(_at_site(f, site, rewrite) for f in after)
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
@@ -371,6 +366,22 @@ def verify(
         inputs = "; ".join(r.how for r in originals)
         if not v.add("outputs equal", not diffs, diffs[0] if diffs else f"{how}: {inputs}"):
             return v
+        # A number passed as a tensor instead: equal on the example's values is not enough.
+        other = other_numbers(calls, mine) if rewrite.edits_calls else []
+        odd = [
+            d
+            for a, b, said in other
+            for d in outcome_differences(
+                run_eager(fixed, b, said, grads, state, may_raise=True),
+                run_eager(original, a, said, grads, state, may_raise=True),
+                exact=rewrite.exact,
+                grads=grads,
+            )
+        ]
+        if other and not v.add(
+            "other numbers equal", not odd, odd[0] if odd else f"{len(other)} other values"
+        ):
+            return v
         # A rewrite of the calls passes some inputs differently (a number as a tensor): what
         # those hold after the call is theirs, not a side effect of the rewrite.
         passed = passed_differently(calls, mine) if rewrite.edits_calls else set()
@@ -399,6 +410,13 @@ def verify(
         diffs_c = _compiled_differences(fixed_series, eager0[0], paths, grads, noise, rewrite)
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v
+        if for_recompile:
+            # Fewer frames, but no slower once warm: measured with the user's backend, last
+            # (the calls it runs are the example's own, which a model may write into).
+            steady = steadytime.measure(original, fixed, backend, grads)
+            v.timing = steady.said()
+            if not v.add("no slower", steady.ok, f"{v.timing}, over {steady.rounds} rounds"):
+                return v
     # Later calls: the site must not break again, and no other break may appear that the
     # original's same calls did not show (their series runs only when needed).
     again = [f for f in fixed_series.breaks if _at_site(f, site, rewrite)]

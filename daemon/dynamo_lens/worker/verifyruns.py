@@ -325,3 +325,40 @@ def series_of(calls: list[Call]) -> list[tuple[Call, dict[str, Any] | None, int]
     shapes, then each declared variant."""
     torch.manual_seed(0)  # the fresh values: the same for the original's calls and a rewrite's
     return [(c, None, 0) for c in (calls[0], calls[0], same_shape_fresh(calls[0]), *calls[1:])]
+
+
+# Other values for a number a rewrite passes as a 0-d tensor: signs, zero, fractions, large.
+_OTHER_INTS = (-2, -1, 0, 1, 3, 17)
+_OTHER_FLOATS = (-1.5, 0.0, 1e-3, 0.5, 3.0, 1e3)
+
+
+def other_numbers(calls: list[Call], mine: list[Call]) -> list[tuple[Call, Call, str]]:
+    """The example's first call with each number the rewrite passes as a 0-d tensor (by
+    position) set to other values, both ways: (the original's call, the rewrite's, as said)."""
+    if not calls or not mine:
+        return []
+    a0, b0 = calls[0], mine[0]
+    out: list[tuple[Call, Call, str]] = []
+    for i, (x, y) in enumerate(zip(a0.args, b0.args, strict=False)):
+        number = isinstance(x, (int, float)) and not isinstance(x, bool)
+        if not (number and isinstance(y, torch.Tensor) and y.dim() == 0):
+            continue
+        for v in _OTHER_FLOATS if isinstance(x, float) else _OTHER_INTS:
+            a = Call(tuple(v if k == i else arg for k, arg in enumerate(a0.args)), a0.kwargs)
+            t = torch.tensor(v, dtype=y.dtype)
+            b = Call(tuple(t if k == i else arg for k, arg in enumerate(b0.args)), b0.kwargs)
+            out.append((a, b, f"argument {i} = {v!r}"))
+    return out
+
+
+def outcome_differences(fixed: Run, original: Run, *, exact: bool, grads: bool) -> list[str]:
+    """Whether both raised the same, else how their outputs differ."""
+    if fixed.raised or original.raised:
+        if fixed.raised == original.raised:
+            return []
+
+        def said(r: Run) -> str:
+            return f"raises {r.raised}" if r.raised else "returns"
+
+        return [f"{original.how}: the original {said(original)}, the rewrite {said(fixed)}"]
+    return [f"{original.how}: {d}" for d in differences(fixed, original, exact=exact, grads=grads)]

@@ -28,6 +28,16 @@ class Decode(nn.Module):
 """
 
 DISABLED = "    @torch.compiler.disable\n    def forward"
+HEAD = """
+
+class Head(nn.Module):
+    def __init__(self, step):
+        super().__init__()
+        self.decode = Decode(step)
+
+    def forward(self, h):
+        return self.decode(h) * 2
+"""
 
 CASES: RuleCases = {
     "compile-step": (
@@ -38,10 +48,9 @@ CASES: RuleCases = {
             # a break in a library's loop: its frames would be compiled, breaks and all
             Case(DECODE, "if h.norm()", data=(("library", "transformers/generation.py:3"),)),
             # already kept out of the graph
-            Case(
-                DECODE.replace("    def forward", "    @torch.compiler.disable\n    def forward"),
-                "if h.norm()",
-            ),
+            Case(DECODE.replace("    def forward", DISABLED), "if h.norm()"),
+            # held by another module of the file: compiled whole from there, it would now stop
+            Case(DECODE + HEAD, "if h.norm()"),
         ],
     ),
 }

@@ -78,15 +78,40 @@ CASES: RuleCases = {
     ),
     "scalar-tensor": (
         [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=SCALAR, target="compile_example")],
-        # a library's guard: the user's example is not where that number comes from
         [
+            # a library's guard: the user's example is not where that number comes from
             Case(
                 ROWS,
                 "return x * n",
                 kind=Kind.RECOMPILE,
                 data=(*SCALAR, ("library", "lib.py:3")),
                 target="compile_example",
-            )
+            ),
+            # where a tensor would not give what the number gave: a power (2 ** tensor(-1) is
+            # 0), a dict's key, a write into it (the caller's tensor), a constant operand
+            *(
+                Case(
+                    ROWS.replace("return x * n", body),
+                    body.splitlines()[-1].strip(),
+                    kind=Kind.RECOMPILE,
+                    data=SCALAR,
+                    target="compile_example",
+                )
+                for body in (
+                    "return x * 2**n",
+                    "return x * {1: 2.0}.get(n, 1.0)",
+                    "n *= 2\n        return x * n",
+                    "return x * (n * 2)",
+                )
+            ),
+            # the example returns and then does more on its line: that would be lost
+            Case(
+                ROWS.replace("for k in (4, 6)]", "for k in (4, 6)]; print(1)"),
+                "return x * n",
+                kind=Kind.RECOMPILE,
+                data=SCALAR,
+                target="compile_example",
+            ),
         ],
     ),
 }
