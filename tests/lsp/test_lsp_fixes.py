@@ -180,13 +180,14 @@ async def test_a_recompile_gets_a_verified_fix_from_the_light_bulb(
         )
     )
     assert result["verified"], result
-    assert [c["name"] for c in result["checks"]][:5] == [
+    names = [c["name"] for c in result["checks"]]
+    assert names[:4] == [
         "calls still run",
         "fewer recompiles there",
         "no new recompile site",
         "fewer compiles",
-        "no slower",
     ]
+    assert "no slower" in names and "outputs equal" in names, names
     (preferred,) = [a for a in await _actions(client, uri, line) if a.is_preferred]
     # The title says what verification measured: equal, and the steady time against the
     # original's (the fix compiles fewer frames; it must not run slower once warm).

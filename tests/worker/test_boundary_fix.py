@@ -29,10 +29,8 @@ def test_a_decode_loop_runs_in_python_and_its_step_is_compiled(ws: Path) -> None
     assert fix["rule"] == "compile-step" and fix["line"] == stop and fix["verified"], fix
     checks = {c["name"]: (c["ok"], c["detail"]) for c in fix["checks"]}
     assert checks["break gone"][0] and checks["outputs equal"][0], checks
-    assert checks["no recompile per step"] == (
-        True,
-        "the first call compiled one frame 2 time(s); the same call again compiled 0 frame(s)",
-    ), checks
+    ok, said = checks["no recompile per step"]
+    assert ok and said.endswith("the same call again compiled 0 frame(s)"), checks
     # A loop of tensor ops only has no step to compile: no such rewrite, the file keeps it.
     left = [f for f in doc["fixes"] if f["line"] == ops]  # type: ignore[attr-defined]
     assert all(f.get("rule") != "compile-step" for f in left), left
