@@ -483,14 +483,29 @@ class WorkerPool:
 
     def _refill(self) -> None:
         """Start the replacements owed, before a job or a question takes a worker."""
-        with self._lock:
-            owed, self._owed = self._owed, 0
-        for _ in range(owed):
-            self._idle.put(self._spawn())
+        while True:
+            with self._lock:
+                if self._closed or not self._owed:
+                    return
+                self._owed -= 1
+            try:
+                self._idle.put(self._spawn())
+            except BaseException:
+                with self._lock:
+                    self._owed += 1  # still owed: the next taker tries again
+                raise
+
+    def _take(self) -> Worker:
+        """An idle worker; one owed while waiting (the last busy one died) is started then."""
+        while True:
+            self._refill()
+            try:
+                return self._idle.get(timeout=0.5)
+            except queue.Empty:
+                continue
 
     def environment(self, timeout: float = 300.0) -> dict[str, Any]:
-        self._refill()
-        w = self._idle.get()
+        w = self._take()
         try:
             return w.wait_ready(timeout)
         finally:
@@ -506,8 +521,7 @@ class WorkerPool:
         on_progress: ProgressFn | None = None,
         on_output: Callable[[list[str], int], None] | None = None,
     ) -> dict[str, Any]:
-        self._refill()
-        w = self._idle.get()
+        w = self._take()
         replaced = False
         try:
             out = w.run(op, params, timeout=timeout, cancel=cancel, on_progress=on_progress)

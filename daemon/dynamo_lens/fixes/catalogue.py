@@ -93,10 +93,19 @@ from . import (
     settings,
     swaps,
 )
-from .registry import FIXABLE, At, ordered
+from .registry import FIXABLE, RULES, At, ordered
 from .rewrite import Rewrite, imports_torch, statement_at, with_comments
 
-__all__ = ["FAMILIES", "FIXABLE", "RECOMPILE_SITE", "Rewrite", "applicable", "claim", "propose"]
+__all__ = [
+    "FAMILIES",
+    "FIXABLE",
+    "RECOMPILE_SITE",
+    "Rewrite",
+    "applicable",
+    "claim",
+    "propose",
+    "with_flags",
+]
 
 # The rule families: importing them registers their rules (fixes/registry.py).
 FAMILIES = (boundary, branches, calls, checks, deferred, dynamic, effects, loops, settings, swaps)
@@ -134,6 +143,21 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
             continue  # never offer an edit that breaks the file
         out.append(rw)
     return out
+
+
+def with_flags(rw: Rewrite) -> Rewrite:
+    """``rw`` with the flags its rule (or each rule of a chain, ``a+b``) is registered with:
+    the registry, not whoever built the rewrite, says how it is verified."""
+    rules = [RULES[c] for c in rw.rule.split("+") if c in RULES]
+    if not rules:
+        return rw
+    return dataclasses.replace(
+        rw,
+        module_wide=rw.module_wide or any(r.module_wide for r in rules),
+        selects=rw.selects or any(r.selecting for r in rules),
+        edits_calls=rw.edits_calls or any(r.edits_calls for r in rules),
+        moves_boundary=rw.moves_boundary or any(r.moves_boundary for r in rules),
+    )
 
 
 def claim(paths: str, inputs: int, timing: str = "") -> str:

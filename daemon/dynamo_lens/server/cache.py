@@ -31,7 +31,9 @@ from ..findings import FileResult, from_wire, to_wire
 from ..runs.loaded import LoadedRun
 from ..texts.source import file_hash
 
-FORMAT = 2
+# 3: recompile findings carry ``scalar_arg`` (what a fix passes as a tensor); older entries
+# lack it, so they are analysed again rather than shown without the fix.
+FORMAT = 3
 _ENTRY = re.compile(r"^[0-9a-f]{64}\.msgpack$")
 _SHARD = re.compile(r"^[0-9a-f]{2}$")
 RUN_ENTRY = "last-run.msgpack"

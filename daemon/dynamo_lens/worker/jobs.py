@@ -23,7 +23,7 @@ import torch
 
 from ..config import Config
 from ..findings import Finding, Frame, TargetId, TargetReport, dedupe, to_wire
-from ..fixes.catalogue import Rewrite
+from ..fixes.catalogue import Rewrite, with_flags
 from ..texts.errors import error_from_exception, safe_str
 from ..texts.locate import Workspace
 from . import (
@@ -457,7 +457,7 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     """A rewrite's verdict (verify.py). User code's failure in either version rejects it."""
     cfg = _config(params)
     ws = _workspace(params, cfg)
-    rewrite = Rewrite(**params["rewrite"])
+    rewrite = with_flags(Rewrite(**params["rewrite"]))
     site = params["site"]
     _FRESH.clear()  # the shadow replaces workspace modules: the next job imports afresh
     settings.restore(settings.PRISTINE)

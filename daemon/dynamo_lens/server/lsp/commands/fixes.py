@@ -50,8 +50,15 @@ def verify_fix(ls: DynamoLensServer, req: VerifyFixArgs) -> dict[str, Any]:
     except BaseException:
         progress.end("failed")
         raise
-    decision = verdicts.decide(p, verdict, lambda: ls.doc_text(req.uri) == (text, version))
+
+    def current() -> bool:
+        return ls.doc_text(req.uri) == (text, version)
+
+    decision = verdicts.decide(p, verdict, current)
     progress.end(decision.progress)
+    if decision.apply is not None and not current():
+        # The buffer changed while the progress ended: asked again just before the edit.
+        decision = verdicts.decide(p, verdict, lambda: False)
     if decision.say:
         ls.warn(f"Dynamo Lens: {decision.say}")
     if decision.apply is not None:
