@@ -50,3 +50,45 @@ def test_a_python_number_torch_specialises_on_is_passed_as_a_0d_tensor(ws: Path)
         "compile_example_temper": 0,
         "compile_example_repeat": 2,
     }
+
+
+CACHED = """import functools
+
+import torch
+from torch import nn
+
+
+class Sampler(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(16, 10)
+
+    def forward(self, h, temperature):
+        return torch.softmax(self.proj(h) / temperature, dim=-1)
+
+
+@functools.lru_cache
+def compile_example():
+    torch.manual_seed(0)
+    model = Sampler().eval()
+    h = torch.randn(4, 16)
+    return [(model, (h, t)) for t in (0.7, 1.0, 1.3)]
+"""
+
+
+def test_an_example_behind_a_caching_decorator_is_still_the_users_and_is_fixed(
+    tmp_path: Path,
+) -> None:
+    """``@functools.lru_cache`` on ``compile_example`` hid the target (0 targets, no finding):
+    torch's recompile went unreported. The example is what the decorator wraps; the fix builds
+    a new list, so the cached one stays as it was."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
+    )
+    (tmp_path / "m.py").write_text(CACHED)
+    _, doc, _ = check_json("m.py", "--checks", "recompiles", cwd=tmp_path)
+    assert [t["target"] for t in doc["targets"]] == ["m.py::compile_example"], doc["targets"]
+    assert [f["data"]["variable"] for f in doc["findings"]] == ["temperature"], doc["findings"]
+    fixed = fix_json(tmp_path, "m.py", "--apply")
+    assert [f["rule"] for f in fixed["applied"]] == ["scalar-tensor"], fixed  # type: ignore[index]
+    assert _compiled_frames(tmp_path, "m.py") == {"compile_example": 0}

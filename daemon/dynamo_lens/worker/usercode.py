@@ -148,6 +148,14 @@ def import_file(path: Path, ws: Workspace) -> types.ModuleType:
     return module
 
 
+def _unwrapped(obj: Any) -> Any:
+    """What a decorator that keeps the function wraps (``__wrapped__``), else ``obj``."""
+    try:
+        return inspect.unwrap(obj) if callable(obj) else obj
+    except ValueError:  # a __wrapped__ chain that loops
+        return obj
+
+
 def _defined_here(obj: Any, path: Path) -> bool:
     try:
         src = inspect.getsourcefile(obj)
@@ -178,8 +186,11 @@ def discover(
 ) -> list[Unit]:
     units: list[Unit] = []
     for attr, obj in vars(module).items():
-        if is_example_name(attr) and callable(obj) and _defined_here(obj, path):
-            line = obj.__code__.co_firstlineno if hasattr(obj, "__code__") else 1
+        # Through a decorator that keeps the function (``functools.lru_cache``, ``wraps``):
+        # the example is still the user's, defined here.
+        fn = _unwrapped(obj)
+        if is_example_name(attr) and callable(obj) and _defined_here(fn, path):
+            line = fn.__code__.co_firstlineno if hasattr(fn, "__code__") else 1
             units.append(Unit(attr, "example", str(path), line, attr))
     for attr in config_targets:
         obj = getattr(module, attr, None)
