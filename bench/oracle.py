@@ -120,15 +120,19 @@ class BreakSites(logging.Handler):
                 lg.addHandler(self)
 
 
-def load(path: str, name: str) -> Any:
-    """``path`` imported as module ``name`` (its folder first on ``sys.path``)."""
-    sys.path.insert(0, os.path.dirname(path))
+def _run_as(path: str, name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def load(path: str, name: str) -> Any:
+    """``path`` imported as module ``name`` (its folder first on ``sys.path``)."""
+    sys.path.insert(0, os.path.dirname(path))
+    return _run_as(path, name)
 
 
 def import_fresh(root: str, path: str) -> Any:
@@ -143,10 +147,4 @@ def import_fresh(root: str, path: str) -> Any:
         if p not in sys.path:
             sys.path.insert(0, p)
     rel = os.path.relpath(path, root)[: -len(".py")]
-    name = ".".join(rel.split(os.sep))
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return _run_as(path, ".".join(rel.split(os.sep)))

@@ -19,7 +19,7 @@ import ast
 
 from ..config import is_example_name
 from .registry import BREAKS, At, fix
-from .rewrite import Rewrite, source_lines
+from .rewrite import Rewrite, own_nodes, source_lines
 
 _DISABLE = "torch.compiler.disable(recursive=False)"
 # Decorators that already keep the function out of the graph (or say how it is compiled).
@@ -36,19 +36,6 @@ def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | None:
         if inside and (best is None or node.lineno > best.lineno):
             best = node
     return best
-
-
-def _own_nodes(fn: ast.FunctionDef) -> list[ast.AST]:
-    """The function's own statements and expressions (not those of functions or classes
-    defined inside it)."""
-    out: list[ast.AST] = []
-    todo: list[ast.AST] = list(fn.body)
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
 
 
 def _steps(loop: ast.For | ast.While, tree: ast.Module) -> list[str]:
@@ -103,7 +90,7 @@ def compile_step(at: At) -> Rewrite | None:
             return None
     loops = [
         n
-        for n in _own_nodes(fn)
+        for n in own_nodes(fn)
         if isinstance(n, (ast.For, ast.While)) and n.lineno <= f.line <= (n.end_lineno or 0)
     ]
     if not loops:

@@ -12,22 +12,12 @@ from dataclasses import dataclass
 from ..config import is_example_name
 from ..findings import Finding, Kind, TargetId
 from .registry import RECOMPILES, At, fix
-from .rewrite import Rewrite, indent_step, source_lines
+from .rewrite import Rewrite, indent_step, own_nodes, source_lines
 
 
 def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
     """The function's own returns (not those of functions or classes defined inside it)."""
-    out: list[ast.Return] = []
-    todo: list[ast.AST] = list(fn.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Return):
-            out.append(node)
-        elif not isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-        ):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
+    return [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
 
 
 @dataclass(frozen=True)

@@ -188,6 +188,19 @@ def string_interiors(node: ast.AST) -> set[int]:
     return out
 
 
+def own_nodes(fn: ast.FunctionDef) -> list[ast.AST]:
+    """The function's own statements and expressions: not those of functions, lambdas or
+    classes defined inside it (their definitions themselves are included)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def indent_step(indent: str) -> str:
     """One more level of indentation in the style of ``indent``: a tab where the file indents
     with tabs (mixing them with spaces is a TabError)."""
