@@ -85,19 +85,23 @@ class _MarkDynamicDim(TypedDict):
 
 class MarkDynamic(_MarkDynamicDim, total=False):
     arg: int  # the variable's position in the target's calls, where it is positional
+    keyword: str  # else its name, where every call passes it by keyword
     # Which entries of the example's returned list are this target's calls (absent: the
     # example returns one call): the fix marks those and no other target's.
     calls: list[int]
 
 
-class _ScalarArgPosition(TypedDict):
+class _ScalarArgVariable(TypedDict):
     variable: str
+
+
+class ScalarArg(_ScalarArgVariable, total=False):
+    """A Python number of the target's own that torch specialised on, passed by position (or
+    by keyword) in every one of its calls: a fix may pass it as a 0-d tensor
+    (fixes/dynamic.py)."""
+
     arg: int  # its position in the target's calls
-
-
-class ScalarArg(_ScalarArgPosition, total=False):
-    """A Python number of the target's own that torch specialised on, passed by position in
-    every one of its calls: a fix may pass it as a 0-d tensor (fixes/dynamic.py)."""
+    keyword: str  # else its name, where every call passes it by keyword
 
     calls: list[int]  # the example's entries that are this target's (absent: one call)
 

@@ -1,5 +1,6 @@
-"""The ``mark-dynamic`` rule (fixes/dynamic.py), without torch: the example that builds the
-calls marks the recompiling dimension dynamic in each of them, and nothing else is edited."""
+"""The ``mark-dynamic`` rules (fixes/dynamic.py), without torch: the example that builds the
+calls marks the recompiling dimension dynamic in each of them, and nothing else is edited;
+``maybe-mark-dynamic`` is the same marking, tried next, for a size the code singles out."""
 
 from __future__ import annotations
 
@@ -33,9 +34,12 @@ def _recompile(**data: object) -> Finding:
 
 
 def _only(f: Finding, src: str = SRC) -> str:
-    (rw,) = propose(f, src, in_workspace=True)
-    assert rw.rule == "mark-dynamic" and rw.exact and not rw.module_wide
-    fixed = rw.apply(src)
+    first, then = propose(f, src, in_workspace=True)
+    assert first.rule == "mark-dynamic" and first.exact and not first.module_wide
+    # Tried second, the same lines with the API that lets torch specialise where it must.
+    assert then.rule == "maybe-mark-dynamic" and then.exact and then.edits_calls
+    fixed = first.apply(src)
+    assert then.apply(src) == fixed.replace("mark_dynamic(", "maybe_mark_dynamic(")
     ast.parse(fixed)
     return fixed
 
@@ -95,7 +99,7 @@ TWO_RETURNS = SRC.replace(
 @pytest.mark.parametrize(
     ("why", "finding", "src"),
     [
-        ("no position: a keyword argument", _keyword, SRC),
+        ("passed neither by position nor by keyword in every call", _keyword, SRC),
         ("a break, not a recompile", _break, SRC),
         ("a guard inside a library", _library, SRC),
         ("a guessed target has no call site", _guess, SRC),
@@ -116,7 +120,16 @@ TWO_RETURNS = SRC.replace(
 )
 def test_refused(why: str, finding: Callable[[], Finding], src: str) -> None:
     rules = [r.rule for r in propose(finding(), src, in_workspace=True)]
-    assert "mark-dynamic" not in rules, why
+    assert "mark-dynamic" not in rules and "maybe-mark-dynamic" not in rules, why
+
+
+def test_an_argument_passed_by_keyword_is_marked_in_the_kwargs_of_each_call() -> None:
+    md = {"variable": "x", "dim": 0, "keyword": "x"}
+    fixed = _only(_recompile(mark_dynamic=md))
+    assert "        torch._dynamo.mark_dynamic(__call[2]['x'], 0)\n" in fixed, fixed
+    # A keyword that is no identifier is not written into the file.
+    odd = _recompile(mark_dynamic={**md, "keyword": "x']); import os; os.system('"})
+    assert not propose(odd, SRC, in_workspace=True)
 
 
 def test_only_the_targets_own_entries_are_marked_where_the_example_returns_several() -> None:
@@ -145,6 +158,26 @@ def compile_example():
 """
 
 
+class _Torch:  # the rewrite's own lines, run without torch: tensor() records its request
+    float64, int64 = "float64", "int64"
+
+    @staticmethod
+    def tensor(v: object, dtype: object) -> tuple[str, object, object]:
+        return ("tensor", v, dtype)
+
+    @staticmethod
+    def randn(*shape: int) -> str:
+        return "x"
+
+
+def _run_example(fixed: str) -> object:
+    """The rewritten ``compile_example`` of SCALARS, run with ``_Torch``: the calls it builds."""
+    body = fixed.split("def compile_example():\n", 1)[1]
+    ns: dict[str, object] = {}
+    exec("def compile_example():\n" + body.replace("Scale()", "'model'"), {"torch": _Torch}, ns)
+    return ns["compile_example"]()  # type: ignore[operator]
+
+
 def test_a_python_number_is_passed_as_a_0d_tensor_of_pythons_precision() -> None:
     """The example passes the number as a 0-d tensor, float64 for a float and int64 for an
     int (what Python's own number gives in arithmetic), in this target's entries only; the
@@ -156,24 +189,22 @@ def test_a_python_number_is_passed_as_a_0d_tensor_of_pythons_precision() -> None
     assert rw.exact and "`t` as a 0-d tensor" in rw.title and "callers elsewhere" in rw.title
     fixed = rw.apply(SCALARS)
     ast.parse(fixed)
-    ns: dict[str, object] = {}
-
-    class _Torch:  # the rewrite's own lines, run without torch: tensor() records its request
-        float64, int64 = "float64", "int64"
-
-        @staticmethod
-        def tensor(v: object, dtype: object) -> tuple[str, object, object]:
-            return ("tensor", v, dtype)
-
-        @staticmethod
-        def randn(*shape: int) -> str:
-            return "x"
-
-    body = fixed.split("def compile_example():\n", 1)[1]
-    src = "def compile_example():\n" + body.replace("Scale()", "'model'")
-    exec(src, {"torch": _Torch}, ns)
-    calls = ns["compile_example"]()  # type: ignore[operator]
+    calls = _run_example(fixed)
     assert calls == [
         ("model", ("x", 0.5, 1)),  # not this target's entry: left as it was
         ("model", ("x", ("tensor", 0.7, "float64"), 2)),
+    ]
+
+
+def test_a_python_number_passed_by_keyword_is_passed_as_a_0d_tensor_by_keyword() -> None:
+    src = SCALARS.replace("(torch.randn(4), t, n))", "(torch.randn(4),), {'t': t, 'n': n})")
+    f = Finding(Kind.RECOMPILE, Severity.INFORMATION, "/ws/m.py", 7, 9, 7, 20, "m")
+    f.target = "compile_example"
+    f.data = {"scalar_arg": {"variable": "t", "keyword": "t"}}
+    (rw,) = [r for r in propose(f, src, in_workspace=True) if r.rule == "scalar-tensor"]
+    fixed = rw.apply(src)
+    calls = _run_example(fixed)
+    assert calls == [
+        ("model", ("x",), {"t": ("tensor", 0.5, "float64"), "n": 1}),
+        ("model", ("x",), {"t": ("tensor", 0.7, "float64"), "n": 2}),
     ]

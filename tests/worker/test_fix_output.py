@@ -177,3 +177,32 @@ def test_a_warning_in_an_inlined_module_is_logged_from_inside_the_graph(ws: Path
         timeout=300,
     )
     assert "quiet_attn WARNING sdpa cannot return weights" in done.stdout, done.stderr
+
+
+OBSERVE = """
+import warnings
+import torch
+from dynamo_lens.worker.effects import observing
+
+class Pooler(torch.nn.Module):
+    def forward(self, x):
+        warnings.warn("return_dict=False is deprecated", FutureWarning, stacklevel=2)
+        return x + 1
+
+m = Pooler()
+for run in (m, torch.compile(m, backend="eager")):
+    with observing() as seen:
+        run(torch.ones(2))
+    print(seen.warned)
+"""
+
+
+def test_a_users_warning_shown_as_torchs_module_call_is_still_the_users() -> None:
+    """``stacklevel=2`` in ``forward`` shows the warning as raised by nn.Module's call, a
+    torch file: it was left out as torch's own, and a rewrite that dropped it (or the
+    original's, compared with a deferred one) went unseen. The code that raised it decides."""
+    out = subprocess.run(
+        [sys.executable, "-c", OBSERVE], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.splitlines()
+    said = "['FutureWarning: return_dict=False is deprecated']"
+    assert out == [said, said], out

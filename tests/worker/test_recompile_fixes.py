@@ -92,3 +92,92 @@ def test_an_example_behind_a_caching_decorator_is_still_the_users_and_is_fixed(
     fixed = fix_json(tmp_path, "m.py", "--apply")
     assert [f["rule"] for f in fixed["applied"]] == ["scalar-tensor"], fixed  # type: ignore[index]
     assert _compiled_frames(tmp_path, "m.py") == {"compile_example": 0}
+
+
+KEYWORDS_AND_SPECIAL = """import torch
+from torch import nn
+
+
+class Rows(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+
+
+class Sampler(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 4)
+
+    def forward(self, h, temperature=1.0):
+        return torch.softmax(self.proj(h) / temperature, dim=-1)
+
+
+class Special(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        if x.size(0) == 6:
+            return self.lin(x) + 1
+        return self.lin(x)
+
+
+def compile_example_rows():
+    torch.manual_seed(0)
+    model = Rows().eval()
+    return [(model, (), {"x": torch.randn(n, 8)}) for n in (4, 6, 8)]
+
+
+def compile_example_sampler():
+    torch.manual_seed(0)
+    model = Sampler().eval()
+    h = torch.randn(4, 8)
+    return [(model, (h,), {"temperature": t}) for t in (0.5, 0.7, 1.3)]
+
+
+def compile_example_special():
+    torch.manual_seed(0)
+    model = Special().eval()
+    return [(model, (torch.randn(n, 8),)) for n in (4, 6, 8)]
+"""
+
+
+def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: Path) -> None:
+    """A size or a number passed by keyword is marked, or passed as a 0-d tensor, in the
+    kwargs of the example's calls; a size the code branches on (``x.size(0) == 6``) makes
+    ``mark_dynamic`` raise, and ``maybe_mark_dynamic`` leaves torch one recompile, for the
+    size singled out, where it made two. torch's own count decides, after the write."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
+    )
+    (tmp_path / "m.py").write_text(KEYWORDS_AND_SPECIAL)
+    _, doc, _ = check_json("m.py", "--checks", "recompiles", cwd=tmp_path)
+    data = {f["target"].rsplit("::", 1)[-1]: f["data"] for f in doc["findings"]}
+    assert data["compile_example_rows"]["mark_dynamic"]["keyword"] == "x", data
+    assert data["compile_example_sampler"]["scalar_arg"]["keyword"] == "temperature", data
+    assert data["compile_example_special"]["mark_dynamic"]["arg"] == 0, data
+    before = _compiled_frames(tmp_path, "m.py")
+    assert before == {
+        "compile_example_rows": 1,
+        "compile_example_sampler": 1,
+        "compile_example_special": 2,
+    }
+    fixed = fix_json(tmp_path, "m.py", "--apply")
+    rules = sorted(f["rule"] for f in fixed["applied"])  # type: ignore[index]
+    assert rules == ["mark-dynamic", "maybe-mark-dynamic", "scalar-tensor"], fixed
+    for f in fixed["applied"]:  # type: ignore[index]
+        checks = {c["name"]: c["ok"] for c in f["checks"]}
+        assert checks["fewer compiles"] and checks["outputs equal"], f
+    text = (tmp_path / "m.py").read_text()
+    assert "torch._dynamo.mark_dynamic(__call[2]['x'], 0)" in text
+    assert "torch._dynamo.maybe_mark_dynamic(__call[1][0], 0)" in text
+    assert _compiled_frames(tmp_path, "m.py") == {
+        "compile_example_rows": 0,
+        "compile_example_sampler": 0,
+        "compile_example_special": 1,
+    }

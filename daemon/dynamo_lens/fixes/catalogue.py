@@ -61,8 +61,12 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
 
 - ``mark-dynamic``: a recompile on an argument's size, in a file whose ``compile_example``
   builds the calls: its one ``return`` marks that dimension dynamic in every call it returns
-  (``torch._dynamo.mark_dynamic``). Exact. Verified where torch compiles fewer frames for the
-  example's calls; a dimension the code specialises fails verification instead.
+  (``torch._dynamo.mark_dynamic``), by position or by keyword. Exact. Verified where torch
+  compiles fewer frames for the example's calls; a dimension the code specialises makes torch
+  raise, and ``maybe-mark-dynamic`` (``torch._dynamo.maybe_mark_dynamic``) is tried instead:
+  one graph for the sizes the code does not single out.
+- ``scalar-tensor``: a recompile on a Python number the target only adds, subtracts,
+  multiplies or divides by: the example passes it as a 0-d tensor.
 
 - ``capture-setting``: where torch's own hint for the break names ``capture_scalar_outputs``
   or ``capture_dynamic_output_shape_ops`` (``.item()``, ``.tolist()``, ``nonzero``-like ops,

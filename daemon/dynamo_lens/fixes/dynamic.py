@@ -7,7 +7,9 @@ for the same calls, with equal outputs, no break added, and no slower once warm.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..config import is_example_name
 from ..findings import Finding, Kind, TargetId
@@ -79,30 +81,65 @@ def _pick(mine: list[int] | None) -> str:
     return f"[__calls[__i] for __i in {tuple(int(i) for i in mine)!r}]" if mine else "__calls"
 
 
-@fix("mark-dynamic", RECOMPILES, rank=150, edits_calls=True)
-def mark_dynamic(at: At) -> Rewrite | None:
-    """For a recompile on argument ``arg``'s size at ``dim``, in a file whose example builds
-    the calls: the example's one ``return`` marks that dimension dynamic in every call it
-    returns (one call or a list of variants), then returns them as before."""
+def _argument(data: Mapping[str, Any], call: str) -> str | None:
+    """The expression for the argument ``data`` names (``arg``: a position in the entry's args
+    tuple, ``keyword``: a key of its kwargs dict) in the example entry ``call``."""
+    if isinstance(data.get("arg"), int):
+        return f"{call}[1][{int(data['arg'])}]"
+    if isinstance(data.get("keyword"), str) and str(data["keyword"]).isidentifier():
+        return f"{call}[2][{str(data['keyword'])!r}]"
+    return None
+
+
+def _marking(at: At, rule: str, api: str) -> Rewrite | None:
+    """The example's one ``return`` marks dim ``dim`` of argument ``arg`` with ``api`` in every
+    call it returns (one call or a list of variants), then returns them as before."""
     md = at.finding.data.get("mark_dynamic")
     ret = _example_return(at.finding, at.source, at.tree)
-    if md is None or "arg" not in md or ret is None:
+    if md is None or ret is None:
         return None
-    arg, dim, var = int(md["arg"]), int(md["dim"]), md["variable"]
+    where = _argument(md, "__call")
+    if where is None:
+        return None
+    dim, var = int(md["dim"]), md["variable"]
     i = ret.indent
     pick = _pick(md.get("calls"))
     step = i + indent_step(i)
     text = (
         _calls_bound(ret)
         + f"{i}for __call in {pick} if isinstance(__calls, list) else [__calls]:\n"
-        f"{step}torch._dynamo.mark_dynamic(__call[1][{arg}], {dim})\n"
+        f"{step}torch._dynamo.{api}({where}, {dim})\n"
         f"{i}return __calls\n"
+    )
+    said = (
+        "one graph for every size"
+        if api == "mark_dynamic"
+        else "one graph for the sizes the code does not branch on"
     )
     title = (
         f"Mark dim {dim} of `{var}` dynamic where {ret.unit}() builds its calls "
-        "(torch._dynamo.mark_dynamic): one graph for every size"
+        f"(torch._dynamo.{api}): {said}"
     )
-    return Rewrite("mark-dynamic", title, at.path, ret.start, ret.end, text, True)
+    return Rewrite(rule, title, at.path, ret.start, ret.end, text, True)
+
+
+@fix("mark-dynamic", RECOMPILES, rank=150, edits_calls=True)
+def mark_dynamic(at: At) -> Rewrite | None:
+    """For a recompile on an argument's size at ``dim`` (passed by position or by keyword), in
+    a file whose example builds the calls: the example's one ``return`` marks that dimension
+    dynamic in every call it returns (one call or a list of variants), then returns them as
+    before."""
+    return _marking(at, "mark-dynamic", "mark_dynamic")
+
+
+@fix("maybe-mark-dynamic", RECOMPILES, rank=155, edits_calls=True)
+def maybe_mark_dynamic(at: At) -> Rewrite | None:
+    """Tried after ``mark-dynamic``, for a dimension the code branches on (``if x.size(0) ==
+    6``), where ``mark_dynamic`` makes torch raise (it promised every size one graph): the
+    same marking with ``torch._dynamo.maybe_mark_dynamic``, which lets torch specialise where
+    the code needs it. Torch then compiles one graph for the sizes outside the branch, and one
+    per size the code singles out; verification counts the frames."""
+    return _marking(at, "maybe-mark-dynamic", "maybe_mark_dynamic")
 
 
 # Where a number and a 0-d tensor give the same result, whatever the number: the other operand
@@ -122,7 +159,7 @@ def _only_arithmetic(at: At, name: str) -> bool:
         for n in ast.walk(at.tree)
         if isinstance(n, ast.FunctionDef)
         and n.lineno <= at.finding.line <= (n.end_lineno or n.lineno)
-        and name in {a.arg for a in (*n.args.posonlyargs, *n.args.args)}
+        and name in {a.arg for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
     ]
     if not fns:
         return False
@@ -150,17 +187,26 @@ def _only_arithmetic(at: At, name: str) -> bool:
 
 @fix("scalar-tensor", RECOMPILES, rank=160, edits_calls=True)
 def scalar_tensor(at: At) -> Rewrite | None:
-    """For a recompile on a Python number the target takes by position (``L['n'] == 2``), in
-    a file whose example builds the calls: the example passes it as a 0-d tensor, of Python's
-    own precision (float64 for a float, int64 for an int, so that arithmetic with it gives
-    what the number gave), and torch traces it as data instead of a constant. Where the code
-    needs a Python number (``range(n)``, a shape), torch breaks or raises: verification says
-    so. Callers outside the example must pass a tensor too, as the title says."""
+    """For a recompile on a Python number the target takes by position or by keyword
+    (``L['n'] == 2``), in a file whose example builds the calls: the example passes it as a
+    0-d tensor, of Python's own precision (float64 for a float, int64 for an int, so that
+    arithmetic with it gives what the number gave), and torch traces it as data instead of a
+    constant. Where the code needs a Python number (``range(n)``, a shape), torch breaks or
+    raises: verification says so. Callers outside the example must pass a tensor too, as the
+    title says."""
     sa = at.finding.data.get("scalar_arg")
     ret = _example_return(at.finding, at.source, at.tree)
     if sa is None or ret is None or not _only_arithmetic(at, sa["variable"]):
         return None
-    arg, var = int(sa["arg"]), sa["variable"]
+    where = _argument(sa, "__c")
+    if where is None:
+        return None
+    var = sa["variable"]
+    if "arg" in sa:
+        arg = int(sa["arg"])
+        rebuilt = f"(__c[0], (*__c[1][:{arg}], __t, *__c[1][{arg + 1}:]), *__c[2:])"
+    else:
+        rebuilt = f"(__c[0], __c[1], {{**__c[2], {str(sa['keyword'])!r}: __t}})"
     mine = sa.get("calls")
     which = f"{tuple(int(i) for i in mine)!r}" if mine else "range(len(__each))"
     i = ret.indent
@@ -171,10 +217,10 @@ def scalar_tensor(at: At) -> Rewrite | None:
         + f"{i}__each = list(__calls) if isinstance(__calls, list) else [__calls]\n"
         f"{i}for __i in {which}:\n"
         f"{j}__c = __each[__i]\n"
-        f"{j}__n = __c[1][{arg}]\n"
+        f"{j}__n = {where}\n"
         f"{j}__d = torch.float64 if isinstance(__n, float) else torch.int64\n"
         f"{j}__t = torch.tensor(__n, dtype=__d)\n"
-        f"{j}__each[__i] = (__c[0], (*__c[1][:{arg}], __t, *__c[1][{arg + 1}:]), *__c[2:])\n"
+        f"{j}__each[__i] = {rebuilt}\n"
         f"{i}return __each if isinstance(__calls, list) else __each[0]\n"
     )
     title = (

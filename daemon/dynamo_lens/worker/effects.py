@@ -13,6 +13,7 @@ import io
 import logging
 import os
 import sys
+import types
 import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 
 import torch
 
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_TORCH_DIR = os.path.realpath(os.path.dirname(torch.__file__)) + os.sep
 
 
 @dataclass
@@ -86,8 +87,17 @@ def observing() -> Iterator[Effects]:
         else:
             eff.logs.append(f"{record.name} {record.levelname}: {_message(record)}")
 
-    with warnings.catch_warnings(record=True) as caught:
+    caught: list[tuple[warnings.WarningMessage, bool]] = []
+
+    # Not traced when a warning comes out of a compiled call's eager part: a frame of ours
+    # would be a break of ours in what torch reports.
+    @torch._dynamo.disable
+    def record(msg: warnings.WarningMessage) -> None:
+        caught.append((msg, _torch_issued()))
+
+    with warnings.catch_warnings():  # restores the filters and how warnings are shown
         warnings.simplefilter("always")
+        warnings._showwarnmsg_impl = record  # type: ignore[attr-defined]
         logging.Logger.callHandlers = call_handlers  # type: ignore[method-assign]
         try:
             with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
@@ -95,12 +105,27 @@ def observing() -> Iterator[Effects]:
         finally:
             logging.Logger.callHandlers = original_call_handlers  # type: ignore[method-assign]
             eff.printed = buffer.getvalue()
+            # Torch's own: raised by torch's code and shown as torch's. A user's warning with
+            # ``stacklevel=2`` in ``forward`` is shown as nn.Module's call (a torch file) and is
+            # still the user's: one a rewrite drops must be seen.
             eff.warned = [
                 f"{w.category.__name__}: {w.message}"
-                for w in caught
-                if not os.path.realpath(w.filename).startswith(_TORCH_DIR)
+                for w, by_torch in caught
+                if not (by_torch and os.path.realpath(w.filename).startswith(_TORCH_DIR))
             ]
     _clear_once_caches()
+
+
+def _torch_issued() -> bool:
+    """Whether the code that called ``warnings.warn`` is torch's: the first frame above the
+    warnings machinery (which called the recorder), whatever ``stacklevel`` names; a warning
+    from C++ (``TORCH_WARN``) counts as raised by the Python code that called into it."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") != "warnings":
+        frame = frame.f_back  # the recorder's own frames, up to the warnings machinery
+    while frame is not None and frame.f_globals.get("__name__") == "warnings":
+        frame = frame.f_back
+    return frame is not None and os.path.realpath(frame.f_code.co_filename).startswith(_TORCH_DIR)
 
 
 def _message(record: logging.LogRecord) -> str:

@@ -43,7 +43,7 @@ from . import torchcompat
 from .breaks import where
 from .freshvalues import next_call
 from .tracecapture import TraceCapture
-from .usercode import Call, Target, code_of, parameter_names
+from .usercode import Call, Target, code_of, parameter_names, passed_as
 
 
 @dataclass
@@ -175,9 +175,9 @@ def _finding(
     declared: bool,
     names: list[str],
     own: tuple[str, int] | None,
-    markable: frozenset[int] = frozenset(),
+    markable: frozenset[int | str] = frozenset(),
     positions: tuple[int, ...] | None = None,
-    scalars: frozenset[int] = frozenset(),
+    scalars: frozenset[int | str] = frozenset(),
 ) -> Finding:
     # names, own: the target's parameters and code; a callee's `x` is not the target's
     g = group.guard
@@ -204,19 +204,20 @@ def _finding(
     }
     if g.kind == "size" and g.dim is not None and group.origin is None:
         data["mark_dynamic"] = {"variable": g.var, "dim": g.dim}
-        # The target's own argument, passed by position in every one of its calls, as a tensor
-        # no other target's call holds (usercode.Target.markable).
-        arg = names.index(g.var) if g.var in names else -1
-        if own in group.frames and arg in markable:
-            data["mark_dynamic"]["arg"] = arg
-            if positions is not None:
-                data["mark_dynamic"]["calls"] = list(positions)
+        # The target's own argument, passed by position (or by keyword) in every one of its
+        # calls, as a tensor no other target's call holds (usercode.Target.markable).
+        if own in group.frames:
+            where_ = passed_as(g.var, names, markable)
+            if where_ is not None:
+                data["mark_dynamic"].update(where_)  # type: ignore[typeddict-item]
+                if positions is not None:
+                    data["mark_dynamic"]["calls"] = list(positions)
     if g.kind == "value" and group.origin is None and own in group.frames:
-        # A Python number of the target's own, passed by position in every call: as a 0-d
+        # A Python number of the target's own, passed the same way in every call: as a 0-d
         # tensor it is data, not a constant torch specialises on (fixes/dynamic.py).
-        arg = names.index(g.var) if g.var in names else -1
-        if arg in scalars:
-            data["scalar_arg"] = {"variable": g.var, "arg": arg}
+        where_ = passed_as(g.var, names, scalars)
+        if where_ is not None:
+            data["scalar_arg"] = {"variable": g.var, **where_}  # type: ignore[typeddict-item]
             if positions is not None:
                 data["scalar_arg"]["calls"] = list(positions)
     bucket = guards.buckets(g, group.seen) if g.kind == "size" else ""

@@ -13,6 +13,7 @@ import inspect
 import random
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,14 +47,14 @@ class Target:
     call_site: tuple[str, int, str] = ("", 0, "")
     # For a fix that marks an argument in the example's own calls (fixes/dynamic.py): the
     # entries of its returned list that are this target's (None: it returned one call), and
-    # the positions of arguments that every one of them passes as a tensor of its own, in an
-    # args tuple, shared with no other target's call (a mark on a shared tensor would change
-    # how torch compiles that other target too).
+    # the positions (in an args tuple) or keywords (in a kwargs dict) of arguments that every
+    # one of them passes as a tensor of its own, shared with no other target's call (a mark on
+    # a shared tensor would change how torch compiles that other target too).
     positions: tuple[int, ...] | None = None
-    markable: frozenset[int] = frozenset()
-    # The positions where every one of its entries passes a Python number (an int or a float,
-    # not a bool) in an args tuple: a fix may pass it as a 0-d tensor (fixes/dynamic.py).
-    scalars: frozenset[int] = frozenset()
+    markable: frozenset[int | str] = frozenset()
+    # The positions or keywords where every one of its entries passes a Python number (an int
+    # or a float, not a bool): a fix may pass it as a 0-d tensor (fixes/dynamic.py).
+    scalars: frozenset[int | str] = frozenset()
 
 
 def module_name_for(path: Path, ws: Workspace) -> str:
@@ -316,39 +317,61 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
     return targets
 
 
-def _markable(own: list[Any], items: list[Any], mine: list[int]) -> frozenset[int]:
-    """Positions ``i`` where every one of ``own`` (this target's entries of the example's
-    return) passes a tensor as ``args[i]`` of an args tuple (a bare tensor is wrapped by
-    ``_as_call``: ``entry[1][i]`` would index into it), no other target's entry holds."""
+def _arguments(item: Any) -> dict[int | str, Any] | None:
+    """An example entry's arguments by position (an args tuple) and by keyword (its kwargs
+    dict); None where its args are a bare value (``_as_call`` wraps it: ``entry[1][i]`` would
+    index into it) or its kwargs no dict."""
+    args = item[1]
+    kwargs = item[2] if len(item) == 3 else {}
+    if not isinstance(args, (tuple, list)) or isinstance(args, torch.Tensor):
+        return None
+    if not isinstance(kwargs, dict):
+        return None
+    out: dict[int | str, Any] = dict(enumerate(args))
+    out.update((k, v) for k, v in kwargs.items() if isinstance(k, str))
+    return out
+
+
+def _every(own: list[Any], keep: Callable[[Any], bool]) -> frozenset[int | str]:
+    """The positions and keywords where every one of ``own`` passes a value ``keep`` takes."""
+    out: set[int | str] | None = None
+    for item in own:
+        given = _arguments(item)
+        if given is None:
+            return frozenset()
+        ok = {k for k, v in given.items() if keep(v)}
+        out = ok if out is None else out & ok
+    return frozenset(out or ())
+
+
+def _markable(own: list[Any], items: list[Any], mine: list[int]) -> frozenset[int | str]:
+    """Where every one of ``own`` (this target's entries of the example's return) passes a
+    tensor no other target's entry holds."""
     others = {
         id(v)
         for j, item in enumerate(items)
         if j not in mine
         for v in _tensors((item[1], item[2] if len(item) == 3 else {}))
     }
-    out: set[int] | None = None
-    for item in own:
-        args = item[1]
-        if not isinstance(args, (tuple, list)) or isinstance(args, torch.Tensor):
-            return frozenset()
-        ok = {i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and id(a) not in others}
-        out = ok if out is None else out & ok
-    return frozenset(out or ())
+    return _every(own, lambda a: isinstance(a, torch.Tensor) and id(a) not in others)
 
 
-def _scalars(own: list[Any]) -> frozenset[int]:
-    """Positions ``i`` where every one of ``own`` passes an int or a float as ``args[i]`` of
-    an args tuple."""
-    out: set[int] | None = None
-    for item in own:
-        args = item[1]
-        if not isinstance(args, (tuple, list)) or isinstance(args, torch.Tensor):
-            return frozenset()
-        ok = {
-            i for i, a in enumerate(args) if isinstance(a, (int, float)) and not isinstance(a, bool)
-        }
-        out = ok if out is None else out & ok
-    return frozenset(out or ())
+def _scalars(own: list[Any]) -> frozenset[int | str]:
+    """Where every one of ``own`` passes an int or a float (not a bool)."""
+    return _every(own, lambda a: isinstance(a, (int, float)) and not isinstance(a, bool))
+
+
+def passed_as(var: str, names: list[str], where: frozenset[int | str]) -> dict[str, Any] | None:
+    """How every call passes the target's parameter ``var``, among ``where`` (positions and
+    keywords, usercode.Target.markable): ``{"arg": i}`` by position, ``{"keyword": var}`` by
+    keyword; None where it is not one of the target's parameters or not passed one way."""
+    if var not in names:
+        return None
+    if names.index(var) in where:
+        return {"arg": names.index(var)}
+    if var in where:
+        return {"keyword": var}
+    return None
 
 
 def _tensors(value: Any, depth: int = 0) -> list[Any]:

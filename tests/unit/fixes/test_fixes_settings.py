@@ -76,6 +76,12 @@ CASES: RuleCases = {
         # a guessed target: no call site of the user's to mark
         [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=MARK, target="Rows")],
     ),
+    # tried after mark-dynamic, for a size the code singles out: the same call sites
+    "maybe-mark-dynamic": (
+        [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=MARK, target="compile_example")],
+        # a guessed target: no call site of the user's to mark
+        [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=MARK, target="Rows")],
+    ),
     "scalar-tensor": (
         [Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=SCALAR, target="compile_example")],
         [
