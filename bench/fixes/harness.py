@@ -31,6 +31,7 @@ import logging
 import os
 import random
 import sys
+import traceback
 import warnings
 from collections import Counter
 from typing import Any
@@ -181,17 +182,30 @@ def observed() -> Any:
 
     handler, printed = Records(level=0), io.StringIO()
     logging.root.addHandler(handler)
-    torch_dir = os.path.dirname(torch.__file__)
+    torch_dir = os.path.realpath(os.path.dirname(torch.__file__))
+    caught: list[tuple[Any, str]] = []
+
+    @torch._dynamo.disable  # shown from a compiled call's eager part: not traced
+    def shown(msg: Any) -> None:
+        # Who called warnings.warn: the frame just before the warnings module's, oldest first
+        # (``stacklevel=2`` in a forward names nn.Module's call, a torch file, as the place).
+        stack = traceback.extract_stack()
+        first = next(i for i, fr in enumerate(stack) if fr.filename == warnings.__file__)
+        caught.append((msg, os.path.realpath(stack[first - 1].filename) if first else ""))
+
     try:
-        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
+        with warnings.catch_warnings(), contextlib.redirect_stdout(printed):
             warnings.simplefilter("always")
+            warnings._showwarnmsg_impl = shown  # type: ignore[attr-defined]
             yield seen
     finally:
         logging.root.removeHandler(handler)
         seen += [
             f"warning {w.category.__name__}: {w.message}"
-            for w in caught
-            if not os.path.realpath(w.filename).startswith(torch_dir)
+            for w, raiser in caught
+            if not (
+                raiser.startswith(torch_dir) and os.path.realpath(w.filename).startswith(torch_dir)
+            )
         ]
         seen += [f"print {line}" for line in printed.getvalue().splitlines()]
 
