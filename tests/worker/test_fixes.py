@@ -468,3 +468,74 @@ def test_a_recompile_fix_is_never_verified_where_the_originals_calls_raise(ws: P
     failed = [c for c in verdict["checks"] if not c["ok"]]
     assert failed[0]["name"] in ("runs", "calls still run"), verdict["checks"]
     assert "too many rows" in failed[0]["detail"], failed[0]
+
+
+ROOT = """import torch
+from torch import nn
+
+
+class Root(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if (h > 0).all():  # a power only the taken arm may compute
+            h = h**0.5
+        else:
+            h = h.abs()
+        return h
+
+
+def compile_example():
+    torch.manual_seed(0)
+    return Root(), (torch.randn(4, 8),)
+"""
+
+SAME_ON_BOTH_PATHS = """
+import torch, original, fixed
+torch.manual_seed(1)
+a, b = original.Root(), fixed.Root()
+b.load_state_dict(a.state_dict())
+with torch.no_grad():
+    a.lin.bias.fill_(100.0)  # every h > 0: the power's path
+    b.lin.bias.fill_(100.0)
+for x in (torch.randn(4, 8), torch.randn(4, 8) * 0.01):
+    print(torch.equal(a(x), b(x)))
+for m in (a, b):
+    with torch.no_grad():
+        m.lin.bias.fill_(-100.0)  # the other path
+print(torch.equal(a(x), b(x)))
+"""
+
+
+def test_a_branch_whose_arm_torch_where_would_compute_everywhere_becomes_torch_cond(
+    tmp_path: Path,
+) -> None:
+    """``h ** 0.5`` has an infinite gradient where h is 0, so torch-where declines to compute
+    it on every call; torch.cond traces both arms and runs the one the test picks: verified on
+    inputs that take each path, written, and torch no longer breaks there."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
+    )
+    (tmp_path / "m.py").write_text(ROOT)
+    assert len(breaks_in(tmp_path, "m.py")) == 1
+    doc = _fix(tmp_path, "m.py", "--apply")
+    (fix,) = doc["applied"]  # type: ignore[misc]
+    assert fix["rule"] == "torch-cond" and fix["verified"], fix
+    assert fix["claim"].startswith("equal on") and "covering both paths" in fix["claim"], fix
+    text = (tmp_path / "m.py").read_text()
+    assert "lambda: h**0.5,\n            lambda: h.abs(),\n" in text, text
+    assert breaks_in(tmp_path, "m.py") == []
+    (tmp_path / "original.py").write_text(ROOT)
+    (tmp_path / "fixed.py").write_text(text)
+    out = subprocess.run(
+        [sys.executable, "-c", SAME_ON_BOTH_PATHS],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert out.stdout.split() == ["True", "True", "True"], out
