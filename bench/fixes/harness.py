@@ -190,7 +190,7 @@ def observed() -> Any:
         # Who called warnings.warn: the frame just before the warnings module's, oldest first
         # (``stacklevel=2`` in a forward names nn.Module's call, a torch file, as the place).
         stack = traceback.extract_stack()
-        first = next(i for i, fr in enumerate(stack) if fr.filename == warnings.__file__)
+        first = next((i for i, fr in enumerate(stack) if fr.filename == warnings.__file__), 0)
         caught.append((msg, os.path.realpath(stack[first - 1].filename) if first else ""))
 
     try:

@@ -206,3 +206,16 @@ def test_a_users_warning_shown_as_torchs_module_call_is_still_the_users() -> Non
     ).stdout.splitlines()
     said = "['FutureWarning: return_dict=False is deprecated']"
     assert out == [said, said], out
+
+
+def test_a_showwarning_the_users_code_installs_does_not_hide_its_warnings() -> None:
+    """From the hostile review: ``logging.captureWarnings`` (or any ``showwarning``) took the
+    warnings past the recorder, and the effects compared saw none."""
+    src = OBSERVE.replace(
+        "m = Pooler()", "warnings.showwarning = lambda *a, **k: None\nm = Pooler()"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", src], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.splitlines()
+    said = "['FutureWarning: return_dict=False is deprecated']"
+    assert out == [said, said], out

@@ -181,3 +181,98 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
         "compile_example_sampler": 0,
         "compile_example_special": 1,
     }
+
+
+SHARED = """import torch
+from torch import nn
+
+ROWS = [torch.arange(n * 8.0).reshape(n, 8) for n in (4, 6, 8)]
+
+
+class A(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class B(nn.Module):
+    def forward(self, x):
+        if x.size(0) == 6:
+            return x + 1
+        return x - 1
+
+
+class Keeps(nn.Module):
+    def __init__(self, ref):
+        super().__init__()
+        self.ref = ref
+
+    def forward(self, y):
+        if self.ref.size(0) == 6:
+            return y + self.ref.sum()
+        return y - self.ref.sum()
+
+
+def compile_example_a():
+    a = A()
+    return [(a, (), {"x": t}) for t in ROWS]
+
+
+def compile_example_b():
+    b = B()
+    return [(b, (t,)) for t in ROWS]
+
+
+def compile_example_kept():
+    a = A()
+    calls = []
+    for t in [torch.randn(n, 8) for n in (4, 6, 8)]:
+        calls += [(a, (t,)), (Keeps(t), (torch.randn(2),))]
+    return calls
+"""
+
+HELPER_ABOVE = """import torch
+
+
+def compile_example():
+    m = M()
+    return [(m, (torch.randn(n, 8),)) for n in (4, 6, 8)]
+
+
+def helper(x):
+    return x + 1 if x.size(0) == 6 else x - 1
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        y = helper(x)
+        y = y * 2
+        return y
+"""
+
+
+def test_a_tensor_another_target_reaches_is_not_marked_and_a_moved_recompile_is_refused(
+    tmp_path: Path,
+) -> None:
+    """From the hostile review. A mark stays on the tensor: one that another example returns
+    too (a list the file keeps at its top level), or that another target keeps as an
+    attribute, would make that target compile it dynamic and raise where it branches on its
+    size; it gets no position to mark. And a recompile the fix moves into another function
+    (a helper the example sits above: the rewrite shifts its lines) is a new site, read from
+    the rewritten text, not the file on disk."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
+    )
+    (tmp_path / "shared.py").write_text(SHARED)
+    (tmp_path / "above.py").write_text(HELPER_ABOVE)
+    _, doc, _ = check_json("shared.py", "--checks", "recompiles", cwd=tmp_path)
+    for f in doc["findings"]:
+        md = f["data"].get("mark_dynamic", {})
+        assert "arg" not in md and "keyword" not in md, f
+    fixed = fix_json(tmp_path, "shared.py", "--apply")
+    assert fixed["applied"] == [], fixed
+    assert (tmp_path / "shared.py").read_text() == SHARED
+    refused = fix_json(tmp_path, "above.py", "--apply")
+    assert refused["applied"] == [], refused
+    assert (tmp_path / "above.py").read_text() == HELPER_ABOVE
+    failed = [c for f in refused["fixes"] for c in f["checks"] if not c["ok"]]  # type: ignore[attr-defined]
+    assert failed and failed[0]["name"] in ("no new recompile site", "fewer compiles"), failed

@@ -97,6 +97,9 @@ def observing() -> Iterator[Effects]:
 
     with warnings.catch_warnings():  # restores the filters and how warnings are shown
         warnings.simplefilter("always")
+        # A ``showwarning`` the user's code installed (``logging.captureWarnings``) would
+        # take the warnings past the recorder: the default one, restored on the way out.
+        warnings.showwarning = warnings._showwarning_orig  # type: ignore[attr-defined]
         warnings._showwarnmsg_impl = record  # type: ignore[attr-defined]
         logging.Logger.callHandlers = call_handlers  # type: ignore[method-assign]
         try:

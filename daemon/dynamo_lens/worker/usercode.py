@@ -310,7 +310,7 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
                 kind=unit.kind,
                 call_site=site,
                 positions=tuple(where[key]) if isinstance(result, list) else None,
-                markable=_markable([items[j] for j in where[key]], items, where[key]),
+                markable=_markable([items[j] for j in where[key]], items, where[key], module),
                 scalars=_scalars([items[j] for j in where[key]]),
             )
         )
@@ -344,16 +344,29 @@ def _every(own: list[Any], keep: Callable[[Any], bool]) -> frozenset[int | str]:
     return frozenset(out or ())
 
 
-def _markable(own: list[Any], items: list[Any], mine: list[int]) -> frozenset[int | str]:
+def _markable(
+    own: list[Any], items: list[Any], mine: list[int], module: types.ModuleType
+) -> frozenset[int | str]:
     """Where every one of ``own`` (this target's entries of the example's return) passes a
-    tensor no other target's entry holds."""
+    tensor nothing else reaches: no other target's entry (its arguments, or its target's own
+    state: a module keeping the tensor as an attribute) and nothing the file keeps at its top
+    level (a list of inputs another example returns too). A mark stays on the tensor: another
+    target given it would compile it dynamic too, and raise where it branches on its size."""
     others = {
         id(v)
         for j, item in enumerate(items)
         if j not in mine
-        for v in _tensors((item[1], item[2] if len(item) == 3 else {}))
+        for v in _tensors((item[0], item[1], item[2] if len(item) == 3 else {}))
     }
+    others |= {id(v) for v in _tensors(_top_level(module))}
     return _every(own, lambda a: isinstance(a, torch.Tensor) and id(a) not in others)
+
+
+def _top_level(module: types.ModuleType) -> list[Any]:
+    """What the user's module binds at its top level, but its functions, classes and imported
+    modules: where an input it builds once can be kept for more than one example."""
+    skip = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
+    return [v for k, v in vars(module).items() if k[:2] != "__" and not isinstance(v, skip)]
 
 
 def _scalars(own: list[Any]) -> frozenset[int | str]:

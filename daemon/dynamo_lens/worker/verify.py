@@ -141,6 +141,7 @@ def _recompile_gone(
     ws: Workspace,
     how: RecompileCheck,
     anchor: Frame | None,
+    source: str,
 ) -> bool:
     """The recompile check again, on the rewrite: every call it made still runs (a call that
     raises recompiles nothing, which proves nothing), nothing at the site's line, no line
@@ -166,7 +167,8 @@ def _recompile_gone(
     # the guard torch now fails (``if x.size(0) == 6`` once the size is dynamic) rather than
     # on the parameter: not moved elsewhere. ``fewer compiles`` below still decides.
     mine = os.path.realpath(edited)
-    spans = _function_spans(edited)
+    # The rewritten text's functions: the lines torch reports are the shadow's, not the file's.
+    spans = _function_spans(rewrite.apply(source))
     home = {_innermost(spans, ln) for p, ln in moved if p == mine and ln is not None} - {None}
     unseen = {k for k in now if k not in moved}
     same_frame = {(p, ln) for p, ln in unseen if p == mine and _innermost(spans, ln) in home}
@@ -183,12 +185,12 @@ def _recompile_gone(
     return v.add("fewer compiles", fewer, f"{compiles} frame(s) compiled, original {compiles0}")
 
 
-def _function_spans(path: Path) -> list[tuple[int, int]]:
-    """(first line, last line) of every function ``path`` defines, outer before inner; none
-    where the file does not parse."""
+def _function_spans(text: str) -> list[tuple[int, int]]:
+    """(first line, last line) of every function ``text`` defines, outer before inner; none
+    where it does not parse."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
         return []
     fns = (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return sorted(((n.lineno, n.end_lineno or n.lineno) for n in fns), key=lambda s: (s[0], -s[1]))
@@ -360,7 +362,7 @@ def verify(
         if for_recompile:
             modelstate.load(fixed.fn, state)
             if not _recompile_gone(
-                v, site, rewrite, edited, recompiled0, fixed, ws, rc_how, anchor1
+                v, site, rewrite, edited, recompiled0, fixed, ws, rc_how, anchor1, source
             ):
                 return v
         else:
