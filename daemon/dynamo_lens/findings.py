@@ -86,6 +86,9 @@ class _MarkDynamicDim(TypedDict):
 class MarkDynamic(_MarkDynamicDim, total=False):
     arg: int  # the variable's position in the target's calls, where it is positional
     keyword: str  # else its name, where every call passes it by keyword
+    # Other sizes that vary across the same calls ({"arg" or "keyword", "dim"}): marked with
+    # it, as torch would otherwise specialise the first on its equality with them.
+    also: list[dict[str, Any]]
     # Which entries of the example's returned list are this target's calls (absent: the
     # example returns one call): the fix marks those and no other target's.
     calls: list[int]

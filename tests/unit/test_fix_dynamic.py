@@ -123,6 +123,21 @@ def test_refused(why: str, finding: Callable[[], Finding], src: str) -> None:
     assert "mark-dynamic" not in rules and "maybe-mark-dynamic" not in rules, why
 
 
+def test_sizes_that_vary_with_it_are_marked_with_it() -> None:
+    also = [{"arg": 1, "dim": 0}, {"keyword": "m", "dim": 2}]
+    md = {"variable": "x", "dim": 0, "arg": 0, "also": also}
+    fixed = _only(_recompile(mark_dynamic=md))
+    assert (
+        "        torch._dynamo.mark_dynamic(__call[1][0], 0)\n"
+        "        torch._dynamo.mark_dynamic(__call[1][1], 0)\n"
+        "        torch._dynamo.mark_dynamic(__call[2]['m'], 2)\n"
+        "    return __calls\n"
+    ) in fixed, fixed
+    # One that cannot be written (no position, no identifier): the whole marking is refused.
+    bad = {**md, "also": [{"keyword": "a b", "dim": 0}]}
+    assert not propose(_recompile(mark_dynamic=bad), SRC, in_workspace=True)
+
+
 def test_an_argument_passed_by_keyword_is_marked_in_the_kwargs_of_each_call() -> None:
     md = {"variable": "x", "dim": 0, "keyword": "x"}
     fixed = _only(_recompile(mark_dynamic=md))

@@ -127,10 +127,25 @@ class Special(nn.Module):
         return self.lin(x)
 
 
+class Masked(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        return self.lin(x) * mask.unsqueeze(-1)
+
+
 def compile_example_rows():
     torch.manual_seed(0)
     model = Rows().eval()
     return [(model, (), {"x": torch.randn(n, 8)}) for n in (4, 6, 8)]
+
+
+def compile_example_masked():
+    torch.manual_seed(0)
+    model = Masked().eval()
+    return [(model, (torch.randn(2, n, 8), torch.ones(2, n))) for n in (5, 7, 9)]
 
 
 def compile_example_sampler():
@@ -151,7 +166,9 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     """A size or a number passed by keyword is marked, or passed as a 0-d tensor, in the
     kwargs of the example's calls; a size the code branches on (``x.size(0) == 6``) makes
     ``mark_dynamic`` raise, and ``maybe_mark_dynamic`` leaves torch one recompile, for the
-    size singled out, where it made two. torch's own count decides, after the write."""
+    size singled out, where it made two; a mask whose length varies with the input's is
+    marked with it (alone, torch would specialise the input on its equality with the mask's
+    static length, and raise). torch's own count decides, after the write."""
     (tmp_path / "pyproject.toml").write_text(
         '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
     )
@@ -161,23 +178,27 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     assert data["compile_example_rows"]["mark_dynamic"]["keyword"] == "x", data
     assert data["compile_example_sampler"]["scalar_arg"]["keyword"] == "temperature", data
     assert data["compile_example_special"]["mark_dynamic"]["arg"] == 0, data
+    assert data["compile_example_masked"]["mark_dynamic"]["also"] == [{"arg": 1, "dim": 1}]
     before = _compiled_frames(tmp_path, "m.py")
     assert before == {
         "compile_example_rows": 1,
+        "compile_example_masked": 1,
         "compile_example_sampler": 1,
         "compile_example_special": 2,
     }
     fixed = fix_json(tmp_path, "m.py", "--apply")
     rules = sorted(f["rule"] for f in fixed["applied"])  # type: ignore[index]
-    assert rules == ["mark-dynamic", "maybe-mark-dynamic", "scalar-tensor"], fixed
+    assert rules == ["mark-dynamic", "mark-dynamic", "maybe-mark-dynamic", "scalar-tensor"], fixed
     for f in fixed["applied"]:  # type: ignore[index]
         checks = {c["name"]: c["ok"] for c in f["checks"]}
         assert checks["fewer compiles"] and checks["outputs equal"], f
     text = (tmp_path / "m.py").read_text()
     assert "torch._dynamo.mark_dynamic(__call[2]['x'], 0)" in text
     assert "torch._dynamo.maybe_mark_dynamic(__call[1][0], 0)" in text
+    assert "torch._dynamo.mark_dynamic(__call[1][1], 1)" in text
     assert _compiled_frames(tmp_path, "m.py") == {
         "compile_example_rows": 0,
+        "compile_example_masked": 0,
         "compile_example_sampler": 0,
         "compile_example_special": 1,
     }

@@ -99,25 +99,28 @@ def _marking(at: At, rule: str, api: str) -> Rewrite | None:
     if md is None or ret is None:
         return None
     where = _argument(md, "__call")
-    if where is None:
+    also = [(_argument(a, "__call"), a.get("dim")) for a in md.get("also", [])]
+    if where is None or any(w is None or not isinstance(d, int) for w, d in also):
         return None
     dim, var = int(md["dim"]), md["variable"]
     i = ret.indent
     pick = _pick(md.get("calls"))
     step = i + indent_step(i)
+    marks = "".join(f"{step}torch._dynamo.{api}({w}, {d})\n" for w, d in [(where, dim), *also])
     text = (
         _calls_bound(ret)
         + f"{i}for __call in {pick} if isinstance(__calls, list) else [__calls]:\n"
-        f"{step}torch._dynamo.{api}({where}, {dim})\n"
-        f"{i}return __calls\n"
+        + marks
+        + f"{i}return __calls\n"
     )
     said = (
         "one graph for every size"
         if api == "mark_dynamic"
         else "one graph for the sizes the code does not branch on"
     )
+    more = f" (and {len(also)} more size(s) that vary with it)" if also else ""
     title = (
-        f"Mark dim {dim} of `{var}` dynamic where {ret.unit}() builds its calls "
+        f"Mark dim {dim} of `{var}` dynamic{more} where {ret.unit}() builds its calls "
         f"(torch._dynamo.{api}): {said}"
     )
     return Rewrite(rule, title, at.path, ret.start, ret.end, text, True)

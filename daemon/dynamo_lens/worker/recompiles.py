@@ -178,6 +178,7 @@ def _finding(
     markable: frozenset[int | str] = frozenset(),
     positions: tuple[int, ...] | None = None,
     scalars: frozenset[int | str] = frozenset(),
+    varying: dict[int | str, tuple[int, ...]] | None = None,
 ) -> Finding:
     # names, own: the target's parameters and code; a callee's `x` is not the target's
     g = group.guard
@@ -210,6 +211,15 @@ def _finding(
             where_ = passed_as(g.var, names, markable)
             if where_ is not None:
                 data["mark_dynamic"].update(where_)  # type: ignore[typeddict-item]
+                mine = next(iter(where_.values()))
+                also = [
+                    {"arg" if isinstance(k, int) else "keyword": k, "dim": d}
+                    for k, dims in (varying or {}).items()
+                    for d in dims
+                    if (k, d) != (mine, g.dim)
+                ]
+                if also:
+                    data["mark_dynamic"]["also"] = also
                 if positions is not None:
                     data["mark_dynamic"]["calls"] = list(positions)
     if g.kind == "value" and group.origin is None and own in group.frames:
@@ -504,6 +514,7 @@ def find_recompiles(
                 target.markable,
                 target.positions,
                 target.scalars,
+                target.varying,
             )
         )
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)

@@ -14,7 +14,7 @@ import random
 import sys
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,9 @@ class Target:
     # The positions or keywords where every one of its entries passes a Python number (an int
     # or a float, not a bool): a fix may pass it as a 0-d tensor (fixes/dynamic.py).
     scalars: frozenset[int | str] = frozenset()
+    # Of the markable ones, the dimensions whose size differs across its calls (declared
+    # variants): a fix marking one size marks those that vary with it (a mask with its input).
+    varying: dict[int | str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def module_name_for(path: Path, ws: Workspace) -> str:
@@ -312,6 +315,7 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
                 positions=tuple(where[key]) if isinstance(result, list) else None,
                 markable=_markable([items[j] for j in where[key]], items, where[key], module),
                 scalars=_scalars([items[j] for j in where[key]]),
+                varying=_varying([items[j] for j in where[key]], items, where[key], module),
             )
         )
     return targets
@@ -360,6 +364,23 @@ def _markable(
     }
     others |= {id(v) for v in _tensors(_top_level(module))}
     return _every(own, lambda a: isinstance(a, torch.Tensor) and id(a) not in others)
+
+
+def _varying(
+    own: list[Any], items: list[Any], mine: list[int], module: types.ModuleType
+) -> dict[int | str, tuple[int, ...]]:
+    """For each argument ``_markable`` allows, the dimensions whose size is not the same in
+    every one of ``own`` (tensors of one rank)."""
+    out: dict[int | str, tuple[int, ...]] = {}
+    given = [_arguments(item) or {} for item in own]
+    for key in sorted(_markable(own, items, mine, module), key=str):
+        values = [g[key] for g in given]
+        if len({v.dim() for v in values}) != 1:
+            continue
+        dims = tuple(d for d in range(values[0].dim()) if len({v.shape[d] for v in values}) > 1)
+        if dims:
+            out[key] = dims
+    return out
 
 
 def _top_level(module: types.ModuleType) -> list[Any]:
