@@ -136,6 +136,15 @@ class Masked(nn.Module):
         return self.lin(x) * mask.unsqueeze(-1)
 
 
+def norm(x):
+    return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + 1e-5)
+
+
+def compile_example_norm():
+    torch.manual_seed(0)
+    return [(norm, (torch.randn(n, 8),)) for n in (4, 6, 8)]
+
+
 def compile_example_rows():
     torch.manual_seed(0)
     model = Rows().eval()
@@ -168,7 +177,9 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     ``mark_dynamic`` raise, and ``maybe_mark_dynamic`` leaves torch one recompile, for the
     size singled out, where it made two; a mask whose length varies with the input's is
     marked with it (alone, torch would specialise the input on its equality with the mask's
-    static length, and raise). torch's own count decides, after the write."""
+    static length, and raise). A plain function's size is marked too (its compiled calls were
+    compared with the state its last call left, not its first: every mark was refused).
+    torch's own count decides, after the write."""
     (tmp_path / "pyproject.toml").write_text(
         '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
     )
@@ -181,6 +192,7 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     assert data["compile_example_masked"]["mark_dynamic"]["also"] == [{"arg": 1, "dim": 1}]
     before = _compiled_frames(tmp_path, "m.py")
     assert before == {
+        "compile_example_norm": 1,
         "compile_example_rows": 1,
         "compile_example_masked": 1,
         "compile_example_sampler": 1,
@@ -188,7 +200,7 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     }
     fixed = fix_json(tmp_path, "m.py", "--apply")
     rules = sorted(f["rule"] for f in fixed["applied"])  # type: ignore[index]
-    assert rules == ["mark-dynamic", "mark-dynamic", "maybe-mark-dynamic", "scalar-tensor"], fixed
+    assert rules == [*["mark-dynamic"] * 3, "maybe-mark-dynamic", "scalar-tensor"], fixed
     for f in fixed["applied"]:  # type: ignore[index]
         checks = {c["name"]: c["ok"] for c in f["checks"]}
         assert checks["fewer compiles"] and checks["outputs equal"], f
@@ -197,6 +209,7 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     assert "torch._dynamo.maybe_mark_dynamic(__call[1][0], 0)" in text
     assert "torch._dynamo.mark_dynamic(__call[1][1], 1)" in text
     assert _compiled_frames(tmp_path, "m.py") == {
+        "compile_example_norm": 0,
         "compile_example_rows": 0,
         "compile_example_masked": 0,
         "compile_example_sampler": 0,

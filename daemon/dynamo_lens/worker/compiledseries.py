@@ -75,7 +75,7 @@ def compiled_series(
         )
 
     with GraphBreakLog() as cap:
-        for call, start, seed in series:
+        for i, (call, start, seed) in enumerate(series):
             if start is not None:  # an input that takes a path from its own weights
                 modelstate.load(t.fn, start)
             torch.manual_seed(seed)
@@ -84,7 +84,7 @@ def compiled_series(
                 outs.append(forward_and_grads(compiled, given, grads, params_of=t.fn))
             effects.append(seen_effects)
             per_call.append(len(torchcompat.compilation_metrics()) - sum(per_call))
-            if not state:
+            if i == 0:  # not ``if not state``: a plain function's state is empty
                 state = modelstate.save(t.fn, parameters=False)
                 coarse = fingerprint(t.fn, given, values=False)
                 first_most = max(frames().values(), default=0)
