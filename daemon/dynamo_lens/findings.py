@@ -86,6 +86,7 @@ class _MarkDynamicDim(TypedDict):
 class MarkDynamic(_MarkDynamicDim, total=False):
     arg: int  # the variable's position in the target's calls, where it is positional
     keyword: str  # else its name, where every call passes it by keyword
+    path: list[Any]  # the keys (str or int) inside that argument (a batch dict) to the tensor
     # Other sizes that vary across the same calls ({"arg" or "keyword", "dim"}): marked with
     # it, as torch would otherwise specialise the first on its equality with them.
     also: list[dict[str, Any]]

@@ -138,6 +138,16 @@ def test_sizes_that_vary_with_it_are_marked_with_it() -> None:
     assert not propose(_recompile(mark_dynamic=bad), SRC, in_workspace=True)
 
 
+def test_a_tensor_inside_a_container_argument_is_marked_at_its_keys() -> None:
+    md = {"variable": "batch['ids']", "dim": 1, "arg": 0, "path": ["ids", 0]}
+    fixed = _only(_recompile(mark_dynamic=md))
+    assert "        torch._dynamo.mark_dynamic(__call[1][0]['ids'][0], 1)\n" in fixed, fixed
+    # A key that is neither a string nor an int is not written.
+    for odd in ([1.5], [True], "ids"):
+        bad = _recompile(mark_dynamic={**md, "path": odd})
+        assert not propose(bad, SRC, in_workspace=True), odd
+
+
 def test_an_argument_passed_by_keyword_is_marked_in_the_kwargs_of_each_call() -> None:
     md = {"variable": "x", "dim": 0, "keyword": "x"}
     fixed = _only(_recompile(mark_dynamic=md))

@@ -136,6 +136,21 @@ class Masked(nn.Module):
         return self.lin(x) * mask.unsqueeze(-1)
 
 
+class Enc(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(50, 8)
+
+    def forward(self, batch):
+        return self.emb(batch["input_ids"]).mean(1)
+
+
+def compile_example_batch():
+    torch.manual_seed(0)
+    model = Enc().eval()
+    return [(model, ({"input_ids": torch.randint(0, 50, (2, n))},)) for n in (5, 7, 9)]
+
+
 def norm(x):
     return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + 1e-5)
 
@@ -175,7 +190,8 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     """A size or a number passed by keyword is marked, or passed as a 0-d tensor, in the
     kwargs of the example's calls; a size the code branches on (``x.size(0) == 6``) makes
     ``mark_dynamic`` raise, and ``maybe_mark_dynamic`` leaves torch one recompile, for the
-    size singled out, where it made two; a mask whose length varies with the input's is
+    size singled out, where it made two; a tensor inside a batch dict is marked at its key; a
+    mask whose length varies with the input's is
     marked with it (alone, torch would specialise the input on its equality with the mask's
     static length, and raise). A plain function's size is marked too (its compiled calls were
     compared with the state its last call left, not its first: every mark was refused).
@@ -190,8 +206,10 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     assert data["compile_example_sampler"]["scalar_arg"]["keyword"] == "temperature", data
     assert data["compile_example_special"]["mark_dynamic"]["arg"] == 0, data
     assert data["compile_example_masked"]["mark_dynamic"]["also"] == [{"arg": 1, "dim": 1}]
+    assert data["compile_example_batch"]["mark_dynamic"]["path"] == ["input_ids"], data
     before = _compiled_frames(tmp_path, "m.py")
     assert before == {
+        "compile_example_batch": 1,
         "compile_example_norm": 1,
         "compile_example_rows": 1,
         "compile_example_masked": 1,
@@ -200,7 +218,7 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     }
     fixed = fix_json(tmp_path, "m.py", "--apply")
     rules = sorted(f["rule"] for f in fixed["applied"])  # type: ignore[index]
-    assert rules == [*["mark-dynamic"] * 3, "maybe-mark-dynamic", "scalar-tensor"], fixed
+    assert rules == [*["mark-dynamic"] * 4, "maybe-mark-dynamic", "scalar-tensor"], fixed
     for f in fixed["applied"]:  # type: ignore[index]
         checks = {c["name"]: c["ok"] for c in f["checks"]}
         assert checks["fewer compiles"] and checks["outputs equal"], f
@@ -208,7 +226,9 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     assert "torch._dynamo.mark_dynamic(__call[2]['x'], 0)" in text
     assert "torch._dynamo.maybe_mark_dynamic(__call[1][0], 0)" in text
     assert "torch._dynamo.mark_dynamic(__call[1][1], 1)" in text
+    assert "torch._dynamo.mark_dynamic(__call[1][0]['input_ids'], 1)" in text
     assert _compiled_frames(tmp_path, "m.py") == {
+        "compile_example_batch": 0,
         "compile_example_norm": 0,
         "compile_example_rows": 0,
         "compile_example_masked": 0,

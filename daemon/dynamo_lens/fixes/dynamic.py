@@ -84,10 +84,14 @@ def _pick(mine: list[int] | None) -> str:
 def _argument(data: Mapping[str, Any], call: str) -> str | None:
     """The expression for the argument ``data`` names (``arg``: a position in the entry's args
     tuple, ``keyword``: a key of its kwargs dict) in the example entry ``call``."""
+    path = data.get("path") or []
+    if not isinstance(path, list) or any(type(k) not in (int, str) for k in path):
+        return None
+    inside = "".join(f"[{k!r}]" for k in path)  # repr: a literal, whatever the key holds
     if isinstance(data.get("arg"), int):
-        return f"{call}[1][{int(data['arg'])}]"
+        return f"{call}[1][{int(data['arg'])}]{inside}"
     if isinstance(data.get("keyword"), str) and str(data["keyword"]).isidentifier():
-        return f"{call}[2][{str(data['keyword'])!r}]"
+        return f"{call}[2][{str(data['keyword'])!r}]{inside}"
     return None
 
 

@@ -42,8 +42,9 @@ from ..texts.locate import (
 from . import torchcompat
 from .breaks import where
 from .freshvalues import next_call
+from .markable import mark_dynamic_data, scalar_arg_data
 from .tracecapture import TraceCapture
-from .usercode import Call, Target, code_of, parameter_names, passed_as
+from .usercode import Call, Target, code_of, parameter_names
 
 
 @dataclass
@@ -175,10 +176,7 @@ def _finding(
     declared: bool,
     names: list[str],
     own: tuple[str, int] | None,
-    markable: frozenset[int | str] = frozenset(),
-    positions: tuple[int, ...] | None = None,
-    scalars: frozenset[int | str] = frozenset(),
-    varying: dict[int | str, tuple[int, ...]] | None = None,
+    t: Target,
 ) -> Finding:
     # names, own: the target's parameters and code; a callee's `x` is not the target's
     g = group.guard
@@ -203,33 +201,14 @@ def _finding(
         "limit_hit": group.limit_hit,
         "source": "variants" if declared else "probes",
     }
+    # Where the fix may edit the example's calls: the target's own argument (markable.py).
+    mine = own in group.frames
     if g.kind == "size" and g.dim is not None and group.origin is None:
-        data["mark_dynamic"] = {"variable": g.var, "dim": g.dim}
-        # The target's own argument, passed by position (or by keyword) in every one of its
-        # calls, as a tensor no other target's call holds (usercode.Target.markable).
-        if own in group.frames:
-            where_ = passed_as(g.var, names, markable)
-            if where_ is not None:
-                data["mark_dynamic"].update(where_)  # type: ignore[typeddict-item]
-                mine = next(iter(where_.values()))
-                also = [
-                    {"arg" if isinstance(k, int) else "keyword": k, "dim": d}
-                    for k, dims in (varying or {}).items()
-                    for d in dims
-                    if (k, d) != (mine, g.dim)
-                ]
-                if also:
-                    data["mark_dynamic"]["also"] = also
-                if positions is not None:
-                    data["mark_dynamic"]["calls"] = list(positions)
-    if g.kind == "value" and group.origin is None and own in group.frames:
-        # A Python number of the target's own, passed the same way in every call: as a 0-d
-        # tensor it is data, not a constant torch specialises on (fixes/dynamic.py).
-        where_ = passed_as(g.var, names, scalars)
-        if where_ is not None:
-            data["scalar_arg"] = {"variable": g.var, **where_}  # type: ignore[typeddict-item]
-            if positions is not None:
-                data["scalar_arg"]["calls"] = list(positions)
+        data["mark_dynamic"] = mark_dynamic_data(g.var, g.dim, names if mine else [], t)
+    if g.kind == "value" and group.origin is None and mine:
+        scalar = scalar_arg_data(g.var, names, t)
+        if scalar is not None:
+            data["scalar_arg"] = scalar
     bucket = guards.buckets(g, group.seen) if g.kind == "size" else ""
     return guards.finding(
         Frame(group.path, span.line),
@@ -511,10 +490,7 @@ def find_recompiles(
                 declared,
                 names,
                 own,
-                target.markable,
-                target.positions,
-                target.scalars,
-                target.varying,
+                target,
             )
         )
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors)

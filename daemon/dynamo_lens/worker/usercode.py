@@ -13,7 +13,6 @@ import inspect
 import random
 import sys
 import types
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from ..config import is_example_name
 from ..findings import TargetId
 from ..texts.locate import Workspace, call_site_line, definition_line
 from ..wire import Unit
+from .markable import markable_args, nested_paths, scalar_args, varying_dims
 
 
 @dataclass
@@ -58,6 +58,9 @@ class Target:
     # Of the markable ones, the dimensions whose size differs across its calls (declared
     # variants): a fix marking one size marks those that vary with it (a mask with its input).
     varying: dict[int | str, tuple[int, ...]] = field(default_factory=dict)
+    # Tensors inside a container argument (a batch dict): by position or keyword, the key
+    # paths where every one of its calls holds a tensor nothing else reaches.
+    nested: dict[int | str, frozenset[tuple[int | str, ...]]] = field(default_factory=dict)
 
 
 def module_name_for(path: Path, ws: Workspace) -> str:
@@ -301,6 +304,7 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
     targets = []
     site = (unit.path, call_site_line(unit.path, unit.line), unit.attr)
     for i, (key, (fn, calls)) in enumerate(groups.items()):
+        own = [items[j] for j in where[key]]
         name = TargetId("", unit.name, None if len(groups) == 1 else i).short
         path, line = _target_location(fn)
         targets.append(
@@ -313,117 +317,13 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
                 kind=unit.kind,
                 call_site=site,
                 positions=tuple(where[key]) if isinstance(result, list) else None,
-                markable=_markable([items[j] for j in where[key]], items, where[key], module),
-                scalars=_scalars([items[j] for j in where[key]]),
-                varying=_varying([items[j] for j in where[key]], items, where[key], module),
+                markable=markable_args(own, items, where[key], module),
+                scalars=scalar_args(own),
+                varying=varying_dims(own, items, where[key], module),
+                nested=nested_paths(own, items, where[key], module),
             )
         )
     return targets
-
-
-def _arguments(item: Any) -> dict[int | str, Any] | None:
-    """An example entry's arguments by position (an args tuple) and by keyword (its kwargs
-    dict); None where its args are a bare value (``_as_call`` wraps it: ``entry[1][i]`` would
-    index into it) or its kwargs no dict."""
-    args = item[1]
-    kwargs = item[2] if len(item) == 3 else {}
-    if not isinstance(args, (tuple, list)) or isinstance(args, torch.Tensor):
-        return None
-    if not isinstance(kwargs, dict):
-        return None
-    out: dict[int | str, Any] = dict(enumerate(args))
-    out.update((k, v) for k, v in kwargs.items() if isinstance(k, str))
-    return out
-
-
-def _every(own: list[Any], keep: Callable[[Any], bool]) -> frozenset[int | str]:
-    """The positions and keywords where every one of ``own`` passes a value ``keep`` takes."""
-    out: set[int | str] | None = None
-    for item in own:
-        given = _arguments(item)
-        if given is None:
-            return frozenset()
-        ok = {k for k, v in given.items() if keep(v)}
-        out = ok if out is None else out & ok
-    return frozenset(out or ())
-
-
-def _markable(
-    own: list[Any], items: list[Any], mine: list[int], module: types.ModuleType
-) -> frozenset[int | str]:
-    """Where every one of ``own`` (this target's entries of the example's return) passes a
-    tensor nothing else reaches: no other target's entry (its arguments, or its target's own
-    state: a module keeping the tensor as an attribute) and nothing the file keeps at its top
-    level (a list of inputs another example returns too). A mark stays on the tensor: another
-    target given it would compile it dynamic too, and raise where it branches on its size."""
-    others = {
-        id(v)
-        for j, item in enumerate(items)
-        if j not in mine
-        for v in _tensors((item[0], item[1], item[2] if len(item) == 3 else {}))
-    }
-    others |= {id(v) for v in _tensors(_top_level(module))}
-    return _every(own, lambda a: isinstance(a, torch.Tensor) and id(a) not in others)
-
-
-def _varying(
-    own: list[Any], items: list[Any], mine: list[int], module: types.ModuleType
-) -> dict[int | str, tuple[int, ...]]:
-    """For each argument ``_markable`` allows, the dimensions whose size is not the same in
-    every one of ``own`` (tensors of one rank)."""
-    out: dict[int | str, tuple[int, ...]] = {}
-    given = [_arguments(item) or {} for item in own]
-    for key in sorted(_markable(own, items, mine, module), key=str):
-        values = [g[key] for g in given]
-        if len({v.dim() for v in values}) != 1:
-            continue
-        dims = tuple(d for d in range(values[0].dim()) if len({v.shape[d] for v in values}) > 1)
-        if dims:
-            out[key] = dims
-    return out
-
-
-def _top_level(module: types.ModuleType) -> list[Any]:
-    """What the user's module binds at its top level, but its functions, classes and imported
-    modules: where an input it builds once can be kept for more than one example."""
-    skip = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
-    return [v for k, v in vars(module).items() if k[:2] != "__" and not isinstance(v, skip)]
-
-
-def _scalars(own: list[Any]) -> frozenset[int | str]:
-    """Where every one of ``own`` passes an int or a float (not a bool)."""
-    return _every(own, lambda a: isinstance(a, (int, float)) and not isinstance(a, bool))
-
-
-def passed_as(var: str, names: list[str], where: frozenset[int | str]) -> dict[str, Any] | None:
-    """How every call passes the target's parameter ``var``, among ``where`` (positions and
-    keywords, usercode.Target.markable): ``{"arg": i}`` by position, ``{"keyword": var}`` by
-    keyword; None where it is not one of the target's parameters or not passed one way."""
-    if var not in names:
-        return None
-    if names.index(var) in where:
-        return {"arg": names.index(var)}
-    if var in where:
-        return {"keyword": var}
-    return None
-
-
-def _tensors(value: Any, depth: int = 0) -> list[Any]:
-    """Every tensor in ``value``, inside tuples, lists and dicts too (a shared tensor may sit in
-    another target's list of inputs); bounded, as arguments are."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if depth > 6:
-        return []
-    if isinstance(value, dict):
-        value = list(value.values())
-    elif not isinstance(value, (tuple, list, str, bytes, type, types.ModuleType)) and hasattr(
-        value, "__dict__"
-    ):
-        value = list(vars(value).values())  # an object holding inputs (a dataclass, a batch)
-    if isinstance(value, (tuple, list)):
-        return [t for v in value[:10_000] for t in _tensors(v, depth + 1)]
-    return []
 
 
 def _first_leaf(module: nn.Module) -> nn.Module | None:
