@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-from dataclasses import dataclass
 
 from .purity import (
     imported_modules,
@@ -225,42 +224,6 @@ def _mapped(source: str, name: str, value: ast.expr) -> tuple[str, str] | None:
     return (elt, loop.target.id) if elt is not None else None
 
 
-@dataclass(frozen=True)
-class _Branch:
-    """``if c: x = a [else: x = b]``, or ``if c: return a`` then (or ``else:``) ``return b``."""
-
-    head: str  # "x = " or "return "
-    name: str | None  # the name both arms bind; None for returns
-    value: ast.expr  # the arm the test takes
-    after: ast.expr | None  # the other; None where ``x`` keeps its value (no ``else``)
-    end: int  # the last line the branch spans (the ``return b`` after it, for returns)
-
-
-def _branch(tree: ast.Module, node: ast.If, helpers: list[ast.stmt]) -> _Branch | None:
-    then = single_assign(node.body[len(helpers) :])
-    end = node.end_lineno or node.lineno
-    if then is not None:
-        name, value = then
-        after: ast.expr | None = None
-        if node.orelse:
-            other = single_assign(node.orelse)
-            if other is None or other[0] != name:
-                return None
-            after = other[1]
-        return _Branch(f"{name} = ", name, value, after, end)
-    returned = single_return(node.body)
-    if returned is None:
-        return None
-    after = single_return(node.orelse) if node.orelse else None
-    if after is None and not node.orelse:
-        nxt = following(tree, node)
-        after = single_return([nxt]) if nxt is not None else None
-        end = (nxt.end_lineno or nxt.lineno) if nxt is not None else end
-    if after is None:
-        return None
-    return _Branch("return ", None, returned, after, end)
-
-
 @fix("torch-where", BREAKS, rank=70, statement=True, selecting=True)
 def torch_where(at: At) -> Rewrite | None:
     """``if c: x = a [else: x = b]`` becomes ``x = torch.where(c, a, x or b)``, and
@@ -273,11 +236,30 @@ def torch_where(at: At) -> Rewrite | None:
     if not isinstance(node, ast.If):
         return None
     helpers = _helpers(source, tree, node)
-    branch = _branch(tree, node, helpers)
-    if branch is None:
-        return None
-    head, value, after, end = branch.head, branch.value, branch.after, branch.end
-    then = (branch.name, value) if branch.name is not None else None
+    then = single_assign(node.body[len(helpers) :])
+    end = node.end_lineno or node.lineno
+    after: ast.expr | None = None
+    if then is not None:
+        name, value = then
+        if node.orelse:
+            other = single_assign(node.orelse)
+            if other is None or other[0] != name:
+                return None
+            after = other[1]
+        head = f"{name} = "
+    else:
+        returned = single_return(node.body)
+        if returned is None:
+            return None
+        value = returned
+        after = single_return(node.orelse) if node.orelse else None
+        if after is None and not node.orelse:
+            nxt = following(tree, node)
+            after = single_return([nxt]) if nxt is not None else None
+            end = (nxt.end_lineno or nxt.lineno) if nxt is not None else end
+        if after is None:
+            return None
+        head = "return "
     arms = [value, *([after] if after is not None else [])]
     mapped = _mapped(source, then[0], then[1]) if then is not None and not node.orelse else None
     if mapped is None and any(isinstance(a, (*_CONTAINERS, ast.Constant)) for a in arms):
@@ -301,7 +283,7 @@ def torch_where(at: At) -> Rewrite | None:
     indent, comment = indent_and_comment(source, node, node.test)
     if cond is None or "\n" in cond:
         return None
-    wrap = _static_wrap(source, static, indent, comment, branch.name, after)
+    wrap = _static_wrap(source, static, indent, comment, name if then is not None else None, after)
     if wrap is None:
         return None
     if static:
@@ -322,7 +304,7 @@ def torch_where(at: At) -> Rewrite | None:
         return _where_rewrite(path, node.lineno, end, wrap[0] + text + wrap[1])
     flag = fresh_name(tree, "cond")
     val = _through_where(source, value, flag, taken=True)
-    alt = branch.name if after is None else None
+    alt = name if after is None and then is not None else None
     if after is not None:
         alt = _through_where(source, after, flag, taken=False)
     if val is None or alt is None or "\n" in val + alt:
@@ -333,71 +315,6 @@ def torch_where(at: At) -> Rewrite | None:
         line = f"{indent}{head}{SELECT}({flag}, {val}, {alt})"
     text += f"{line}{comment}\n"
     return _where_rewrite(path, node.lineno, end, wrap[0] + text + wrap[1])
-
-
-@fix("torch-cond", BREAKS, rank=75, statement=True, selecting=True)
-def torch_cond(at: At) -> Rewrite | None:
-    """The branches ``torch-where`` declines because an arm may raise, or have an infinite
-    gradient, on the inputs that take the other (``torch.where`` computes both) become
-    ``torch.cond(c, lambda: a, lambda: b)``: torch traces both arms into the graph (they must
-    give one shape and dtype, which torch checks) and runs only the one the condition picks.
-    The arms must only compute: torch refuses a side effect in one."""
-    source, node, path, tree = at.source, at.stmt, at.path, at.tree
-    if not isinstance(node, ast.If) or torch_where(at) is not None:
-        return None  # where torch.where selects, one rewrite of the branch is offered
-    branch = _branch(tree, node, [])
-    if branch is None:
-        return None
-    static, test = split_static(node.test)
-    arms = [branch.value, *([branch.after] if branch.after is not None else [])]
-    if static or any(isinstance(a, (*_CONTAINERS, ast.Constant)) for a in arms):
-        return None  # a Python test first, or a Python value: not one graph's tensors
-    lambdas_cannot = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)
-    if any(isinstance(n, lambdas_cannot) for a in [*arms, test] for n in ast.walk(a)):
-        return None
-    modules = imported_modules(tree)
-    if side_effect([*arms, test], local_pure=pure_functions(tree), modules=modules):
-        return None
-    # ``a and b`` becomes ``logical_and(a, b)``: ``b`` now runs where ``a`` stopped it.
-    if isinstance(test, ast.BoolOp) and may_raise(test.values[1:]):
-        return None
-    if not _in_function(tree, node):
-        return None  # a lambda in a class body does not see the class's names
-    cond = tensor_condition(source, test)
-    texts = [ast.get_source_segment(source, a) for a in arms]
-    if cond is None or any(t is None or "\n" in t for t in [cond, *texts]):
-        return None
-    a, b = str(texts[0]), (str(texts[1]) if branch.after is not None else str(branch.name))
-    indent, comment = indent_and_comment(source, node, node.test)
-    line = f"{indent}{branch.head}torch.cond({cond}, lambda: {a}, lambda: {b}){comment}\n"
-    if len(line) > _LONG + 1:
-        step = indent + indent_step(indent)
-        line = (
-            f"{indent}{branch.head}torch.cond({comment}\n"
-            f"{step}{cond},\n{step}lambda: {a},\n{step}lambda: {b},\n{indent})\n"
-        )
-    return Rewrite(
-        "torch-cond",
-        "Branch in the graph with torch.cond instead of on a tensor in Python: both arms "
-        "traced, one run",
-        path,
-        node.lineno,
-        branch.end,
-        line,
-        exact=True,
-        branch=node.lineno,
-    )
-
-
-def _in_function(tree: ast.Module, node: ast.stmt) -> bool:
-    """Whether the innermost ``def`` or ``class`` around ``node`` is a function."""
-    around = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        and n.lineno < node.lineno <= (n.end_lineno or n.lineno)
-    ]
-    return bool(around) and not isinstance(max(around, key=lambda n: n.lineno), ast.ClassDef)
 
 
 def _static_wrap(

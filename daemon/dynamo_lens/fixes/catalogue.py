@@ -29,9 +29,6 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   recompile, which verification measures. In the condition, ``any``/``all`` over tensor tests
   become ``torch.stack([...]).any()``, and ``torch.equal(a, b)`` a shape test (static while
   tracing) and an element test; ``xs = [f(v) for v in xs]`` selects element by element.
-- ``torch-cond``: the branches ``torch-where`` declines because an arm may raise or have an
-  infinite gradient on the other arm's inputs become ``torch.cond(c, lambda: a, lambda: b)``:
-  torch traces both arms (one shape and dtype, which it checks) and runs the one picked. Exact.
 - ``select-argument``: ``if <tensor condition>: f(..., a, ...)`` ``else: f(..., b, ...)``, the
   same call but for one argument (LongRoPE's ``register_buffer("inv_freq", <long or original
   table>)``), becomes one call with ``torch.where(<condition>, a, b)`` as that argument: the

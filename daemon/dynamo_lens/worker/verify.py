@@ -17,6 +17,9 @@ verified only when torch shows all of these:
   inputs that take each of its paths (branchpaths.py): found, the claim is "equal on N inputs
   covering both paths"; not found, "equal on the example only", which ``fix --apply`` never
   writes;
+- ``gradients equal`` (a plain function the example calls without gradients): the example's
+  calls again with each floating input asking for its gradient, the gradients compared, None
+  against zeros too (it may be called in training);
 - ``same state``: after each of those calls, the weights, buffers, plain attributes, optimizers
   and torch's random generator hold what the original's left (no side effect moved, no extra
   random draw);
@@ -53,6 +56,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import torch
+
 from ..findings import RECOMPILE_SITE, Finding, Frame, Kind, SiteId
 from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
@@ -70,6 +75,7 @@ from .verifyruns import (
     clone,
     cover,
     differences,
+    gradient_differences,
     other_numbers,
     outcome_differences,
     passed_differently,
@@ -401,6 +407,10 @@ def verify(
         inputs = "; ".join(r.how for r in originals)
         if not v.add("outputs equal", not diffs, diffs[0] if diffs else f"{how}: {inputs}"):
             return v
+        if not grads and not isinstance(original.fn, torch.nn.Module):
+            odd, n = gradient_differences(original, fixed, calls, mine, state, exact=rewrite.exact)
+            if n and not v.add("gradients equal", not odd, odd[0] if odd else f"{n} call(s)"):
+                return v
         # A number passed as a tensor instead: equal on the example's values is not enough.
         other = other_numbers(calls, mine) if rewrite.edits_calls else []
         odd = [

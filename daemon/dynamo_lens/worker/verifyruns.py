@@ -362,3 +362,50 @@ def outcome_differences(fixed: Run, original: Run, *, exact: bool, grads: bool) 
 
         return [f"{original.how}: the original {said(original)}, the rewrite {said(fixed)}"]
     return [f"{original.how}: {d}" for d in differences(fixed, original, exact=exact, grads=grads)]
+
+
+def _asking_for_gradients(call: Call) -> Call | None:
+    """``call`` with each floating tensor input a fresh leaf that asks for its gradient; None
+    where it has none."""
+    found = False
+
+    def ask(v: Any) -> Any:
+        nonlocal found
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and not v.requires_grad:
+            found = True
+            return v.detach().clone().requires_grad_(True)
+        return v
+
+    asked = Call(tree_map(ask, call.args), tree_map(ask, call.kwargs))
+    return asked if found else None
+
+
+def gradient_differences(
+    original: Target,
+    fixed: Target,
+    calls: list[Call],
+    mine: list[Call],
+    state: dict[str, Any],
+    *,
+    exact: bool,
+) -> tuple[list[str], int]:
+    """A plain function the example calls without gradients can still be called in training:
+    the example's calls again, each floating input asking for its gradient, gradients compared
+    (a gradient where the original gives none, None against zeros, is a difference: an
+    optimizer with weight decay then moves that weight). The differences, and the calls
+    compared."""
+    out: list[str] = []
+    compared = 0
+    for a, b in zip(calls, mine, strict=False):
+        a2, b2 = _asking_for_gradients(a), _asking_for_gradients(b)
+        if a2 is None or b2 is None:
+            continue
+        compared += 1
+        how = "inputs asking for gradients"
+        out += outcome_differences(
+            run_eager(fixed, b2, how, True, state, may_raise=True),
+            run_eager(original, a2, how, True, state, may_raise=True),
+            exact=exact,
+            grads=True,
+        )
+    return out, compared

@@ -1,7 +1,7 @@
 """The rule families that select between paths: fixes/branches.py (a branch on a tensor as
-``torch.where`` or ``torch.cond``), fixes/swaps.py (one call, its argument selected),
-fixes/checks.py (a check kept in the graph), fixes/loops.py (a loop's tensor exit). Where each
-rule proposes, and where it declines."""
+``torch.where``), fixes/swaps.py (one call, its argument selected), fixes/checks.py (a check
+kept in the graph), fixes/loops.py (a loop's tensor exit). Where each rule proposes, and where
+it declines."""
 
 from __future__ import annotations
 
@@ -53,24 +53,6 @@ CASES: RuleCases = {
         [Case(BRANCH, "if h.sum()")],
         # an arm that writes in place: both arms would run, so the write would too
         [Case(BRANCH.replace("h = h * 2", "h = h.add_(2)"), "if h.sum()")],
-    ),
-    # where torch-where declines an arm that may raise on the other's inputs (an index):
-    # only the one picked runs
-    "torch-cond": (
-        [Case(BRANCH.replace("h = h * 2", "h = h[h.argmax()] * 2"), "if h.sum()")],
-        [
-            # torch-where takes it: one rewrite of a branch is offered
-            Case(BRANCH, "if h.sum()"),
-            # a write in an arm: torch refuses side effects in a cond's branch
-            Case(BRANCH.replace("h = h * 2", "h = h.add_(2)"), "if h.sum()"),
-            # a Python number as an arm, and a branch in a class body
-            Case(BRANCH.replace("h = h * 2", "h = 2"), "if h.sum()"),
-            Case(
-                "import torch\n\n\nclass C:\n    h = torch.ones(2)\n"
-                "    if h.sum() > 0:\n        h = h * 2\n",
-                "if h.sum()",
-            ),
-        ],
     ),
     "select-argument": (
         [Case(ROPE, "if torch.max")],
