@@ -423,3 +423,14 @@ def test_what_the_review_of_the_custom_op_rules_found_is_refused() -> None:
     assert "'warn', 'old', 'FutureWarning'" in only_rewrite(warn, "warnings.warn").apply(warn)
     own = warn + "\n\nclass FutureWarning(Warning):\n    pass\n"
     assert propose(break_at(own, "warnings.warn"), own, True) == []
+
+
+def test_torch_specials_names_for_unsafe_gradients_get_the_double_where() -> None:
+    """From the third hostile review: ``torch.special.gammaln`` and ``psi`` are ``lgamma`` and
+    ``digamma`` by another name; the untaken arm's NaN gradient reached the input."""
+    for name in ("gammaln", "psi"):
+        src = ARMS.replace("ARM", f"torch.special.{name}(h)")
+        (rw,) = propose(break_at(src, "if h.sum()"), src, in_workspace=True)
+        assert f"torch.special.{name}(torch.where(cond, h, 1.0))" in rw.text, rw.text
+    src = ARMS.replace("ARM", "torch.special.multigammaln(h, 2)")
+    assert propose(break_at(src, "if h.sum()"), src, in_workspace=True) == []

@@ -509,3 +509,32 @@ def test_a_plain_functions_rewrite_keeps_its_gradients_though_the_example_asks_f
     assert fix["rule"] == "torch-where" and failed[0]["name"] == "gradients equal", fix
     assert "gives gradients of arg1 where the original gives none" in failed[0]["detail"]
     assert (tmp_path / "m.py").read_text() == SHRINK
+
+
+KEYWORD_GRADIENT = """import torch
+
+
+def f(x, y):
+    if (x > 0).all():
+        return x * y
+    return x + 1
+
+
+def compile_example():
+    return (f, (torch.randn(8),), {"y": torch.randn(8)})
+"""
+
+
+def test_a_gradient_an_input_passed_by_keyword_gets_is_compared_too(tmp_path: Path) -> None:
+    """From the third hostile review: gradients were read from positional inputs only, so
+    ``torch.where`` giving ``y`` (passed by keyword) a zero gradient where the original gave
+    none was verified."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
+    )
+    (tmp_path / "m.py").write_text(KEYWORD_GRADIENT)
+    doc = _fix(tmp_path, "m.py", "--apply")
+    assert doc["applied"] == [], doc["applied"]
+    (fix,) = doc["fixes"]  # type: ignore[misc]
+    failed = [c for c in fix["checks"] if not c["ok"]]
+    assert "gives gradients of kwarg y where the original gives none" in failed[0]["detail"]

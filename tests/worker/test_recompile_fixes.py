@@ -330,3 +330,44 @@ def test_a_tensor_another_target_reaches_is_not_marked_and_a_moved_recompile_is_
     assert (tmp_path / "above.py").read_text() == HELPER_ABOVE
     failed = [c for f in refused["fixes"] for c in f["checks"] if not c["ok"]]  # type: ignore[attr-defined]
     assert failed and failed[0]["name"] in ("no new recompile site", "fewer compiles"), failed
+
+
+REUSED = """import torch
+
+
+def f(x):
+    return x * 2 + 1
+
+
+def g(x):
+    if x.shape[1] == 3:
+        return x + 1
+    return x - 1
+
+
+def compile_example():
+    return [(f, (torch.randn(2, n),)) for n in (3, 4, 5)]
+
+
+def compile_example_g():
+    return [(g, c[1]) for c in compile_example()]
+"""
+
+
+def test_a_fix_of_one_examples_calls_leaves_the_files_other_targets_no_worse(
+    tmp_path: Path,
+) -> None:
+    """From the third hostile review: a second example reuses the first one's calls, and the
+    mark on f's tensors made g, which branches on the size, raise. Each of the file's other
+    targets is now verified as a bystander (its calls still run, no more recompiles or frames
+    than before): mark_dynamic is refused; what is written leaves g running."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
+    )
+    (tmp_path / "m.py").write_text(REUSED)
+    doc = fix_json(tmp_path, "m.py", "--apply")
+    assert "torch._dynamo.mark_dynamic(" not in (tmp_path / "m.py").read_text()
+    assert all(f["rule"] != "mark-dynamic" for f in doc["applied"]), doc  # type: ignore[attr-defined]
+    _, after, _ = check_json("m.py", "--checks", "recompiles", cwd=tmp_path)
+    assert all(not t.get("error") for t in after["targets"]), after["targets"]
+    assert not [f for f in after["findings"] if f["kind"] == "error"], after["findings"]

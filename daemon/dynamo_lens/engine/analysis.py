@@ -326,9 +326,11 @@ class Engine:
         digest: str = "",
         cancel: CancelToken | None = None,
         on_progress: ProgressFn | None = None,
+        bystander: bool = False,
     ) -> dict[str, Any] | Finding:
         """The worker's verdict (worker/verify.py) on ``rewrite`` for the break at ``site`` that
-        ``target``, a target of ``path``, reported; a Finding if the job itself died.
+        ``target``, a target of ``path``, reported (or, ``bystander``, that another target of
+        the file did: it must be left no worse); a Finding if the job itself died.
         ``source`` is the edited file's text the rewrite is for and ``digest`` its bytes' hash:
         the worker verifies that text, and refuses a file that holds other bytes meanwhile."""
         path = Path(os.path.realpath(path))
@@ -348,6 +350,7 @@ class Engine:
             "label": target,
             "source": source,
             "digest": digest,
+            "bystander": bystander,
         }
         try:
             return self._job("verify", params, path, 1, target, cancel, on_progress)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import FileResult, Finding, FixData, Kind, SiteId, from_wire
+from ..findings import RECOMPILE_SITE, FileResult, Finding, FixData, Kind, SiteId, from_wire
 from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose
 from ..fixes.rewrite import chained
 from .analysis import Engine
@@ -187,7 +187,16 @@ def _try(
     setting), its verdict kept in ``fix``."""
     fix.rewrite, fix.checks, fix.why, fix.source, fix.uncovered = rw, [], "", src, []
     fix.diff = rw.diff(src.text, _label(engine, rw.path))
-    return _verify(engine, result, fix, every if rw.module_wide else fix.targets, cancel)
+    if fix.site[2] != RECOMPILE_SITE:
+        return _verify(engine, result, fix, every if rw.module_wide else fix.targets, cancel)
+    # A recompile's fix that edits the example's calls or the whole module reaches the file's
+    # other targets too (a mark stays on a tensor another example also returns): each must be
+    # left no worse, and only the targets that recompiled there must improve.
+    others = [t for t in every if t not in fix.targets]
+    reach = others if (rw.module_wide or rw.edits_calls) else []
+    return _verify(engine, result, fix, fix.targets, cancel) and _verify(
+        engine, result, fix, reach, cancel, bystander=True
+    )
 
 
 def _chain(
@@ -228,9 +237,17 @@ def _chain(
 
 
 def _verify(
-    engine: Engine, result: FileResult, fix: Fix, targets: list[str], cancel: CancelToken | None
+    engine: Engine,
+    result: FileResult,
+    fix: Fix,
+    targets: list[str],
+    cancel: CancelToken | None,
+    *,
+    bystander: bool = False,
 ) -> bool:
-    """The worker's verdict on ``fix.rewrite`` for each of ``targets``, kept in ``fix``."""
+    """The worker's verdict on ``fix.rewrite`` for each of ``targets``, kept in ``fix`` (for
+    ``bystander`` targets, only where one fails: the fix's checks and claim are its own
+    targets')."""
     rw, src = fix.rewrite, fix.source
     assert rw is not None and src is not None
     paths: set[str] = set()
@@ -243,9 +260,14 @@ def _verify(
             source=src.text,
             digest=src.digest,
             cancel=cancel,
+            bystander=bystander,
         )
         if isinstance(verdict, Finding):
             fix.checks = [{"name": "runs", "ok": False, "detail": verdict.message}]
+        elif bystander:
+            if verdict.get("verified"):
+                continue
+            fix.checks, fix.uncovered = list(verdict.get("checks", [])), []
         else:
             fix.checks = list(verdict.get("checks", []))
             paths.add(str(verdict.get("paths", "")))
@@ -256,10 +278,12 @@ def _verify(
         fix.stale = any(c["name"] == "file unchanged" for c in failed)
         if failed or isinstance(verdict, Finding) or not verdict.get("verified"):
             c = failed[0] if failed else (fix.checks or [{"name": "runs", "detail": ""}])[-1]
-            fix.why = f"{target}: {c['name']} failed" + (
-                f" ({c['detail']})" if c.get("detail") else ""
+            fix.why = f"{target}{' (another target of the file)' * bystander}: " + (
+                f"{c['name']} failed" + (f" ({c['detail']})" if c.get("detail") else "")
             )
             return False
+    if bystander:
+        return True
     # Over several targets, the weakest claim holds.
     fix.paths = "example" if "example" in paths else ("both" if "both" in paths else "")
     return True

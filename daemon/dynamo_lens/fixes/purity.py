@@ -135,7 +135,9 @@ SAFE_INPUT = {
     "exp2": "0.0",
     "expm1": "0.0",
     "lgamma": "1.0",
+    "gammaln": "1.0",  # torch.special's names for the same functions
     "digamma": "1.0",
+    "psi": "1.0",
     "erfinv": "0.0",
     "tan": "0.0",
     "cosh": "0.0",
@@ -157,6 +159,7 @@ _UNSAFE_OTHER = frozenset(
         "xlogy",
         "xlog1py",
         "polygamma",
+        "multigammaln",
         "std",
         "var",
         "std_mean",

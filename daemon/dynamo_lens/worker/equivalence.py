@@ -189,17 +189,25 @@ def _grads(fn: Any, call: Call) -> dict[str, torch.Tensor]:
         for name, p in fn.named_parameters():
             if p.grad is not None:
                 out[name] = p.grad.detach().clone()
-    for i, a in enumerate(call.args):
-        if isinstance(a, torch.Tensor) and a.grad is not None:
-            out[f"arg{i}"] = a.grad.detach().clone()
+    for name, a in _inputs(call):
+        if a.grad is not None:
+            out[name] = a.grad.detach().clone()
     return out
+
+
+def _inputs(call: Call) -> list[tuple[str, torch.Tensor]]:
+    """The call's tensor inputs by name: ``arg0`` by position, ``kwarg y`` by keyword (one
+    passed by keyword gets gradients as one passed by position does)."""
+    given = [(f"arg{i}", a) for i, a in enumerate(call.args)]
+    given += [(f"kwarg {k}", a) for k, a in call.kwargs.items()]
+    return [(n, a) for n, a in given if isinstance(a, torch.Tensor)]
 
 
 def _zero(fn: Any, call: Call) -> None:
     if isinstance(fn, torch.nn.Module):
         fn.zero_grad(set_to_none=True)
-    for a in call.args:
-        if isinstance(a, torch.Tensor) and a.grad is not None:
+    for _, a in _inputs(call):
+        if a.grad is not None:
             a.grad = None
 
 

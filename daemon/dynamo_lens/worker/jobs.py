@@ -496,6 +496,7 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
                 ),
                 source=params.get("source"),
                 digest=str(params.get("digest") or ""),
+                bystander=bool(params.get("bystander")),
             )
     except Cancelled:
         raise
