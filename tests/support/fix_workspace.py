@@ -63,3 +63,14 @@ def breaks_in(ws: Path, script: str) -> list[tuple[str, int]]:
     return [
         (Path(f["path"]).name, f["line"]) for f in doc["findings"] if f["kind"] == "graph_break"
     ]
+
+
+def eager_workspace(root: Path, **files: str) -> Path:
+    """``root`` as a workspace that compiles with the eager backend on the CPU, holding
+    ``files`` (name without ``.py`` -> source)."""
+    (root / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
+    )
+    for name, text in files.items():
+        (root / f"{name}.py").write_text(text)
+    return root

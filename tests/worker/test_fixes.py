@@ -16,7 +16,7 @@ from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
 from dynamo_lens.findings import Kind
 from dynamo_lens.fixes.catalogue import RECOMPILE_SITE, Rewrite, propose
-from support.fix_workspace import NOISY_LIB, breaks_in, fix_json, here
+from support.fix_workspace import NOISY_LIB, breaks_in, eager_workspace, fix_json, here
 
 FIXES = FIXTURES / "fixes"
 _fix, _breaks = fix_json, breaks_in
@@ -498,10 +498,7 @@ def test_a_plain_functions_rewrite_keeps_its_gradients_though_the_example_asks_f
     called in training. ``torch.where`` computes both arms, so ``scale`` gets a zero gradient
     where the original gave none (an optimizer with weight decay then moves it): the example's
     calls again, inputs asking for gradients, show it, and the rewrite is refused."""
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
-    )
-    (tmp_path / "m.py").write_text(SHRINK)
+    eager_workspace(tmp_path, m=SHRINK)
     doc = _fix(tmp_path, "m.py", "--apply")
     assert doc["applied"] == [], doc["applied"]
     (fix,) = doc["fixes"]  # type: ignore[misc]
@@ -529,10 +526,7 @@ def test_a_gradient_an_input_passed_by_keyword_gets_is_compared_too(tmp_path: Pa
     """From the third hostile review: gradients were read from positional inputs only, so
     ``torch.where`` giving ``y`` (passed by keyword) a zero gradient where the original gave
     none was verified."""
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
-    )
-    (tmp_path / "m.py").write_text(KEYWORD_GRADIENT)
+    eager_workspace(tmp_path, m=KEYWORD_GRADIENT)
     doc = _fix(tmp_path, "m.py", "--apply")
     assert doc["applied"] == [], doc["applied"]
     (fix,) = doc["fixes"]  # type: ignore[misc]

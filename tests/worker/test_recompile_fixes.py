@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import check_json
-from support.fix_workspace import fix_json, here
+from support.fix_workspace import eager_workspace, fix_json, here
 
 
 def _compiled_frames(ws: Path, script: str) -> dict[str, int]:
@@ -82,10 +82,7 @@ def test_an_example_behind_a_caching_decorator_is_still_the_users_and_is_fixed(
     """``@functools.lru_cache`` on ``compile_example`` hid the target (0 targets, no finding):
     torch's recompile went unreported. The example is what the decorator wraps; the fix builds
     a new list, so the cached one stays as it was."""
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
-    )
-    (tmp_path / "m.py").write_text(CACHED)
+    eager_workspace(tmp_path, m=CACHED)
     _, doc, _ = check_json("m.py", "--checks", "recompiles", cwd=tmp_path)
     assert [t["target"] for t in doc["targets"]] == ["m.py::compile_example"], doc["targets"]
     assert [f["data"]["variable"] for f in doc["findings"]] == ["temperature"], doc["findings"]
@@ -196,10 +193,7 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     static length, and raise). A plain function's size is marked too (its compiled calls were
     compared with the state its last call left, not its first: every mark was refused).
     torch's own count decides, after the write."""
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
-    )
-    (tmp_path / "m.py").write_text(KEYWORDS_AND_SPECIAL)
+    eager_workspace(tmp_path, m=KEYWORDS_AND_SPECIAL)
     _, doc, _ = check_json("m.py", "--checks", "recompiles", cwd=tmp_path)
     data = {f["target"].rsplit("::", 1)[-1]: f["data"] for f in doc["findings"]}
     assert data["compile_example_rows"]["mark_dynamic"]["keyword"] == "x", data
@@ -313,11 +307,7 @@ def test_a_tensor_another_target_reaches_is_not_marked_and_a_moved_recompile_is_
     size; it gets no position to mark. And a recompile the fix moves into another function
     (a helper the example sits above: the rewrite shifts its lines) is a new site, read from
     the rewritten text, not the file on disk."""
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
-    )
-    (tmp_path / "shared.py").write_text(SHARED)
-    (tmp_path / "above.py").write_text(HELPER_ABOVE)
+    eager_workspace(tmp_path, shared=SHARED, above=HELPER_ABOVE)
     _, doc, _ = check_json("shared.py", "--checks", "recompiles", cwd=tmp_path)
     for f in doc["findings"]:
         md = f["data"].get("mark_dynamic", {})
@@ -361,10 +351,7 @@ def test_a_fix_of_one_examples_calls_leaves_the_files_other_targets_no_worse(
     mark on f's tensors made g, which branches on the size, raise. Each of the file's other
     targets is now verified as a bystander (its calls still run, no more recompiles or frames
     than before): mark_dynamic is refused; what is written leaves g running."""
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.dynamo-lens]\nbackend = "eager"\ndevices = ["cpu"]\n'
-    )
-    (tmp_path / "m.py").write_text(REUSED)
+    eager_workspace(tmp_path, m=REUSED)
     doc = fix_json(tmp_path, "m.py", "--apply")
     assert "torch._dynamo.mark_dynamic(" not in (tmp_path / "m.py").read_text()
     assert all(f["rule"] != "mark-dynamic" for f in doc["applied"]), doc  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ import torch
 from ..findings import MarkDynamic, ScalarArg
 
 Path_ = tuple[int | str, ...]  # keys inside a container argument: ("input_ids",)
+Dims = tuple[int, ...]
 
 
 def _arguments(item: Any) -> dict[int | str, Any] | None:
@@ -45,38 +46,39 @@ def _every(own: list[Any], keep: Callable[[Any], bool]) -> frozenset[int | str]:
     return frozenset(out or ())
 
 
-def markable_args(
-    own: list[Any], items: list[Any], mine: list[int], module: types.ModuleType
-) -> frozenset[int | str]:
+def markable_args(own: list[Any], others: set[int]) -> frozenset[int | str]:
     """Where every one of ``own`` (this target's entries of the example's return) passes a
-    tensor nothing else reaches: no other target's entry (its arguments, or its target's own
-    state: a module keeping the tensor as an attribute) and nothing the file keeps at its top
-    level (a list of inputs another example returns too). A mark stays on the tensor: another
-    target given it would compile it dynamic too, and raise where it branches on its size."""
-    others = _elsewhere(items, mine, module)
+    tensor nothing else reaches (``others``, ``reached_elsewhere``). A mark stays on the
+    tensor: another target given it would compile it dynamic too, and raise where it branches
+    on its size."""
     return _every(own, lambda a: isinstance(a, torch.Tensor) and id(a) not in others)
 
 
-def _elsewhere(items: list[Any], mine: list[int], module: types.ModuleType) -> set[int]:
-    """The tensors (by id) other targets' entries or the file's top level reach."""
-    others = {
+def top_level_tensors(module: types.ModuleType) -> set[int]:
+    """The tensors (by id) the file keeps at its top level (a list of inputs more than one
+    example returns): once per example, whatever its targets."""
+    skip = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
+    kept = [v for k, v in vars(module).items() if k[:2] != "__" and not isinstance(v, skip)]
+    return {id(v) for v in _tensors(kept)}
+
+
+def reached_elsewhere(items: list[Any], mine: list[int], top: set[int]) -> set[int]:
+    """The tensors (by id) that other targets' entries reach (their arguments, or their target's
+    own state: a module keeping the tensor as an attribute), or the file's top level (``top``)."""
+    return top | {
         id(v)
         for j, item in enumerate(items)
         if j not in mine
         for v in _tensors((item[0], item[1], item[2] if len(item) == 3 else {}))
     }
-    return others | {id(v) for v in _tensors(_top_level(module))}
 
 
-def nested_paths(
-    own: list[Any], items: list[Any], mine: list[int], module: types.ModuleType
-) -> dict[int | str, frozenset[Path_]]:
+def nested_paths(own: list[Any], others: set[int]) -> dict[int | str, frozenset[Path_]]:
     """For each argument every one of ``own`` passes as a container (a batch dict, a list of
     inputs), the key paths where each holds a tensor nothing else reaches."""
     given = [_arguments(item) for item in own]
     if not given or any(g is None for g in given):
         return {}
-    others = _elsewhere(items, mine, module)
     out: dict[int | str, frozenset[Path_]] = {}
     for key in set.intersection(*(set(g or {}) for g in given)):
         paths: set[Path_] | None = None
@@ -104,14 +106,12 @@ def _paths(value: Any, prefix: Path_ = (), depth: int = 0) -> list[tuple[Path_, 
     return [found for k, v in pairs[:64] for found in _paths(v, (*prefix, k), depth + 1)]
 
 
-def varying_dims(
-    own: list[Any], items: list[Any], mine: list[int], module: types.ModuleType
-) -> dict[int | str, tuple[int, ...]]:
-    """For each argument ``markable_args`` allows, the dimensions whose size is not the same in
+def varying_dims(own: list[Any], markable: frozenset[int | str]) -> dict[int | str, Dims]:
+    """For each of the ``markable`` arguments, the dimensions whose size is not the same in
     every one of ``own`` (tensors of one rank)."""
-    out: dict[int | str, tuple[int, ...]] = {}
+    out: dict[int | str, Dims] = {}
     given = [_arguments(item) or {} for item in own]
-    for key in sorted(markable_args(own, items, mine, module), key=str):
+    for key in sorted(markable, key=str):
         values = [g[key] for g in given]
         if len({v.dim() for v in values}) != 1:
             continue
@@ -119,13 +119,6 @@ def varying_dims(
         if dims:
             out[key] = dims
     return out
-
-
-def _top_level(module: types.ModuleType) -> list[Any]:
-    """What the user's module binds at its top level, but its functions, classes and imported
-    modules: where an input it builds once can be kept for more than one example."""
-    skip = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
-    return [v for k, v in vars(module).items() if k[:2] != "__" and not isinstance(v, skip)]
 
 
 def scalar_args(own: list[Any]) -> frozenset[int | str]:

@@ -24,7 +24,14 @@ from ..config import is_example_name
 from ..findings import TargetId
 from ..texts.locate import Workspace, call_site_line, definition_line
 from ..wire import Unit
-from .markable import markable_args, nested_paths, scalar_args, varying_dims
+from .markable import (
+    markable_args,
+    nested_paths,
+    reached_elsewhere,
+    scalar_args,
+    top_level_tensors,
+    varying_dims,
+)
 
 
 @dataclass
@@ -303,8 +310,11 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
         where.setdefault(_identity(fn), []).append(i)
     targets = []
     site = (unit.path, call_site_line(unit.path, unit.line), unit.attr)
+    top = top_level_tensors(module)
     for i, (key, (fn, calls)) in enumerate(groups.items()):
         own = [items[j] for j in where[key]]
+        others = reached_elsewhere(items, where[key], top)
+        markable = markable_args(own, others)
         name = TargetId("", unit.name, None if len(groups) == 1 else i).short
         path, line = _target_location(fn)
         targets.append(
@@ -317,10 +327,10 @@ def targets_of(unit: Unit, module: types.ModuleType) -> list[Target]:
                 kind=unit.kind,
                 call_site=site,
                 positions=tuple(where[key]) if isinstance(result, list) else None,
-                markable=markable_args(own, items, where[key], module),
+                markable=markable,
                 scalars=scalar_args(own),
-                varying=varying_dims(own, items, where[key], module),
-                nested=nested_paths(own, items, where[key], module),
+                varying=varying_dims(own, markable),
+                nested=nested_paths(own, others),
             )
         )
     return targets
