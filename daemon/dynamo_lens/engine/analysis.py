@@ -327,12 +327,14 @@ class Engine:
         cancel: CancelToken | None = None,
         on_progress: ProgressFn | None = None,
         bystander: bool = False,
+        also: list[SiteId] | None = None,
     ) -> dict[str, Any] | Finding:
         """The worker's verdict (worker/verify.py) on ``rewrite`` for the break at ``site`` that
         ``target``, a target of ``path``, reported (or, ``bystander``, that another target of
         the file did: it must be left no worse); a Finding if the job itself died.
         ``source`` is the edited file's text the rewrite is for and ``digest`` its bytes' hash:
-        the worker verifies that text, and refuses a file that holds other bytes meanwhile."""
+        the worker verifies that text, and refuses a file that holds other bytes meanwhile.
+        ``also``: other break sites; the verdict's ``gone`` says which the rewrite removes too."""
         path = Path(os.path.realpath(path))
         config_targets = self._config_targets(path)
         guess, skip = self._guess_policy(path.read_bytes(), config_targets)
@@ -351,6 +353,7 @@ class Engine:
             "source": source,
             "digest": digest,
             "bystander": bystander,
+            "also": [list(s) for s in also or []],
         }
         try:
             return self._job("verify", params, path, 1, target, cancel, on_progress)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..findings import RECOMPILE_SITE, FileResult, Finding, FixData, Kind, SiteId, from_wire
+from ..fixes.boundary import compile_arguments
 from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose
 from ..fixes.rewrite import chained
 from .analysis import Engine
@@ -47,6 +48,8 @@ class Fix:
     # first was gone): the next link of a chained fix.
     uncovered: list[Finding] = field(default_factory=list)
     diff: str = ""  # of ``source`` by the rewrite
+    # The file's other break sites its verified rewrite removes too, for every target verified.
+    gone: list[SiteId] = field(default_factory=list)
     stale: bool = False  # the file changed after it was analysed or while it was verified
     unreadable: bool = False  # its file cannot be read as source (``why`` says why)
 
@@ -90,6 +93,13 @@ def _label(engine: Engine, path: str) -> str:
         return path
 
 
+def _compile_args(engine: Engine) -> str:
+    """``torch.compile``'s arguments as the engine compiles targets, for a rule that writes a
+    compile of its own."""
+    c = engine.config
+    return compile_arguments(c.backend, c.mode, c.dynamic)
+
+
 def fixes_for(
     engine: Engine, result: FileResult, *, cancel: CancelToken | None = None
 ) -> list[Fix]:
@@ -100,6 +110,9 @@ def fixes_for(
     the example only; else the last tried."""
     out = []
     sources: dict[str, Source | WriteError] = {}
+    # A verified rewrite that removes other breaks of the file too: their verdict, which would
+    # differ in nothing but the site, by (rewrite, site), with the targets it was verified for.
+    proven: dict[tuple[Any, ...], tuple[Fix, set[str]]] = {}
     for fix in _breaks(result):
         started = time.perf_counter()
         f = fix.finding
@@ -124,7 +137,7 @@ def fixes_for(
             fix.stale = True
             out.append(fix)
             continue
-        rewrites = propose(f, src.text, in_workspace=True)
+        rewrites = propose(f, src.text, True, _compile_args(engine))
         if not rewrites and "library" in f.data:
             fix.why = (
                 f"torch breaks inside a library ({f.data['library']}): no file outside the "
@@ -133,6 +146,10 @@ def fixes_for(
         elif not rewrites:
             fix.why = "no rewrite in the catalogue matches this code"
         every = [r.target for r in result.reports]
+        shown = _proven(fix, rewrites, proven)
+        if shown is not None:
+            out.append(shown)
+            continue
         fallback: Fix | None = None
         for rw in rewrites:
             fix.verified = _try(engine, result, fix, rw, src, every, cancel)
@@ -166,7 +183,39 @@ def fixes_for(
                 fix = fallback
         fix.seconds = time.perf_counter() - started
         out.append(fix)
+        if fix.verified and fix.rewrite is not None:
+            covers = set(every if fix.rewrite.module_wide else fix.targets)
+            for site in fix.gone:
+                proven[(*_same(fix.rewrite), site)] = (fix, covers)
     return out
+
+
+def _same(rw: Rewrite) -> tuple[Any, ...]:
+    """What makes two proposals the same edit."""
+    return (rw.rule, os.path.realpath(rw.path), rw.start, rw.end, rw.text)
+
+
+def _proven(
+    fix: Fix, rewrites: list[Rewrite], proven: dict[tuple[Any, ...], tuple[Fix, set[str]]]
+) -> Fix | None:
+    """``fix`` with the verdict of an earlier break's verified rewrite that removes this break
+    too (the first such of ``rewrites``), for targets that include this break's; None where
+    there is none. The time is the verification's: what the user waited for it."""
+    for rw in rewrites:
+        earlier, covers = proven.get((*_same(rw), fix.site), (None, set()))
+        if earlier is None or not set(fix.targets) <= covers:
+            continue
+        line = earlier.site[1]
+        checks = [
+            {**c, "detail": f"with the break at line {line}, by the same edit"}
+            if c["name"] == "break gone"
+            else dict(c)
+            for c in earlier.checks
+        ]
+        return dataclasses.replace(
+            earlier, finding=fix.finding, targets=fix.targets, checks=checks, gone=[]
+        )
+    return None
 
 
 # A fix that uncovers the next break or recompile is extended by the catalogue's rewrite for
@@ -220,7 +269,7 @@ def _chain(
             whole
             for u in uncovered
             if os.path.realpath(u.path) == os.path.realpath(base.path)
-            for more in propose(u, text, in_workspace=True)
+            for more in propose(u, text, True, _compile_args(engine))
             if (whole := chained(src.text, base, more)) is not None
         ]
         further: tuple[Rewrite, list[Finding]] | None = None
@@ -251,6 +300,10 @@ def _verify(
     rw, src = fix.rewrite, fix.source
     assert rw is not None and src is not None
     paths: set[str] = set()
+    # The file's other breaks: which of them the rewrite removes too, for every target.
+    also = [] if bystander or fix.site[2] == RECOMPILE_SITE else _other_breaks(result, fix)
+    if not bystander:
+        fix.gone = also
     for target in targets:
         verdict = engine.verify_rewrite(
             result.path,
@@ -261,6 +314,7 @@ def _verify(
             digest=src.digest,
             cancel=cancel,
             bystander=bystander,
+            also=also,
         )
         if isinstance(verdict, Finding):
             fix.checks = [{"name": "runs", "ok": False, "detail": verdict.message}]
@@ -274,6 +328,8 @@ def _verify(
             fix.inputs = max(fix.inputs, int(verdict.get("inputs", 0)))
             fix.timing = str(verdict.get("timing") or fix.timing)
             fix.uncovered = from_wire(verdict.get("uncovered") or [], list[Finding])
+            gone = {tuple(g) for g in verdict.get("gone") or []}
+            fix.gone = [g for g in fix.gone if g in gone]
         failed = [c for c in fix.checks if not c["ok"]]
         fix.stale = any(c["name"] == "file unchanged" for c in failed)
         if failed or isinstance(verdict, Finding) or not verdict.get("verified"):
@@ -287,6 +343,11 @@ def _verify(
     # Over several targets, the weakest claim holds.
     fix.paths = "example" if "example" in paths else ("both" if "both" in paths else "")
     return True
+
+
+def _other_breaks(result: FileResult, fix: Fix) -> list[SiteId]:
+    """The file's break sites other than ``fix``'s."""
+    return [b.site for b in _breaks(result) if b.site != fix.site and b.site[2] != RECOMPILE_SITE]
 
 
 def _fix_data(fix: Fix, rw: Rewrite, verified: bool | None) -> FixData:
@@ -324,7 +385,7 @@ def attach(engine: Engine, result: FileResult, *, verify: bool) -> None:
                 src = read_source(f.path)
             except WriteError:
                 continue
-            found = propose(f, src.text, in_workspace=True)
+            found = propose(f, src.text, True, _compile_args(engine))
             by_site[site] = [_fix_data(Fix(f, [], source=src), rw, None) for rw in found]
         if by_site.get(site):
             f.data["fixes"] = by_site[site]

@@ -115,9 +115,13 @@ __all__ = [
 FAMILIES = (boundary, branches, calls, checks, deferred, dynamic, effects, loops, settings, swaps)
 
 
-def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
+def propose(
+    finding: Finding, source: str, in_workspace: bool, compile_args: str = ""
+) -> list[Rewrite]:
     """The rewrites the catalogue has for ``finding`` in ``source`` (its file's text), in the
-    order the rules are registered to be tried."""
+    order the rules are registered to be tried. ``compile_args``: ``torch.compile``'s
+    arguments for the workspace's settings (``boundary.compile_arguments``), for a rule that
+    writes a compile."""
     if finding.kind not in FIXABLE or not in_workspace:
         return []
     try:
@@ -126,7 +130,7 @@ def propose(finding: Finding, source: str, in_workspace: bool) -> list[Rewrite]:
         return []
     if not imports_torch(tree):
         return []
-    at = At(finding, source, tree, statement_at(tree, finding.line))
+    at = At(finding, source, tree, statement_at(tree, finding.line), compile_args)
     out = []
     for rule in ordered():
         if finding.kind not in rule.kinds or (rule.statement and at.node is None):

@@ -35,6 +35,9 @@ class At:
     source: str
     tree: ast.Module
     node: ast.stmt | None
+    # ``torch.compile``'s arguments for the workspace's settings (``backend='eager'``; "" for
+    # torch's defaults): for a rule that writes a compile of its own (boundary.compile-model).
+    compile_args: str = ""
 
     @property
     def path(self) -> str:

@@ -66,6 +66,9 @@ class Rewrite:
     # Attributes (``self.<name>``) the rewrite stops compiled calls from storing, as its title
     # says (a timer's reading): their state is not compared for compiled runs.
     skips: tuple[str, ...] = ()
+    # The function (``Class.method``, as torch names it) the rewrite keeps out of the graph:
+    # torch reports skipping it as a break, at the new compile boundary, which is expected.
+    boundary: str = ""
 
     def __post_init__(self) -> None:
         # From the worker's protocol the pairs come back as lists.
@@ -382,4 +385,5 @@ def chained(source: str, first: Rewrite, second: Rewrite) -> Rewrite | None:
         selects=first.selects or second.selects,
         edits_calls=first.edits_calls or second.edits_calls,
         moves_boundary=first.moves_boundary or second.moves_boundary,
+        boundary=first.boundary or second.boundary,
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..engine.analysis import Engine
+from ..fixes.boundary import compile_arguments
 from ..texts.locate import Workspace
 from .cache import ResultCache
 from .documents import Documents
@@ -48,3 +49,10 @@ class Context:
     @property
     def workspace(self) -> Workspace:
         return Workspace(self.root, self.config.excludes)
+
+    @property
+    def compile_args(self) -> str:
+        """``torch.compile``'s arguments as the analysis compiles targets: for a fix rule that
+        writes a compile of its own."""
+        c = self.config
+        return compile_arguments(c.backend, c.mode, c.dynamic)

@@ -140,7 +140,7 @@ class Notebooks:
         finding = Finding(kind, Severity.WARNING, shadow, at, 1, at, 2, "", target="notebook")
         magic = {(n.cell, n.line) for n in program.notes}
         out = []
-        for rw in propose(finding, program.text, in_workspace=True):
+        for rw in propose(finding, program.text, True, self.ctx.compile_args):
             places = [program.to_cell(n) for n in range(rw.start, rw.end + 1)]
             lines = [p[1] for p in places if p is not None and p[0] == cell and p not in magic]
             if len(lines) == len(places):  # all inside this cell, none an IPython line

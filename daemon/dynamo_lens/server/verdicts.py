@@ -68,7 +68,7 @@ class Verdicts:
             kind, Severity.WARNING, path, line, 0, line, 0, "", target=target
         )
         out = []
-        for rw in propose(f, text, in_workspace=True):
+        for rw in propose(f, text, True, self.ctx.compile_args):
             key = _key(rw, target, self.target_path(target))
             with self._lock:
                 known = self._known.get(key) if key is not None else None

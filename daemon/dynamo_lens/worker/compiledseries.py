@@ -31,10 +31,10 @@ class Series:
     coarse: dict[str, str]  # its fingerprint without floating values
     recompiles: int  # frames torch compiled again
     breaks: list[Finding]  # every break torch logged over the calls
-    # Per call, the frames torch compiled during it; and the most times one frame was
-    # compiled during the first call (a frame compiled again step after step).
+    # Per call, the frames torch compiled during it, and the most times one frame was
+    # compiled during it (a frame compiled again step after step).
     per_call: list[int] = field(default_factory=list)
-    first_most: int = 0
+    most: list[int] = field(default_factory=list)
 
     @property
     def out(self) -> Any:
@@ -66,7 +66,7 @@ def compiled_series(
     state: dict[str, Any] = {}
     coarse: dict[str, str] = {}
     per_call: list[int] = []
-    first_most = 0
+    most: list[int] = []
 
     def frames() -> Counter[tuple[str, str, str]]:
         return Counter(
@@ -74,6 +74,7 @@ def compiled_series(
             for m in torchcompat.compilation_metrics()
         )
 
+    seen: Counter[tuple[str, str, str]] = Counter()
     with GraphBreakLog() as cap:
         for i, (call, start, seed) in enumerate(series):
             if start is not None:  # an input that takes a path from its own weights
@@ -83,11 +84,13 @@ def compiled_series(
             with observing() as seen_effects:
                 outs.append(forward_and_grads(compiled, given, grads, params_of=t.fn))
             effects.append(seen_effects)
-            per_call.append(len(torchcompat.compilation_metrics()) - sum(per_call))
+            before = seen
+            seen = frames()
+            per_call.append(sum(seen.values()) - sum(before.values()))
+            most.append(max((seen - before).values(), default=0))
             if i == 0:  # not ``if not state``: a plain function's state is empty
                 state = modelstate.save(t.fn, parameters=False)
                 coarse = fingerprint(t.fn, given, values=False)
-                first_most = max(frames().values(), default=0)
     seen = frames()
     found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
     torch._dynamo.reset()
@@ -99,5 +102,5 @@ def compiled_series(
         sum(n - 1 for n in seen.values()),
         found,
         per_call,
-        first_most,
+        most,
     )

@@ -497,6 +497,7 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
                 source=params.get("source"),
                 digest=str(params.get("digest") or ""),
                 bystander=bool(params.get("bystander")),
+                also=tuple((str(p), int(n), str(c)) for p, n, c in params.get("also") or []),
             )
     except Cancelled:
         raise
@@ -512,6 +513,7 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         "inputs": verdict.inputs,
         "timing": verdict.timing,
         "uncovered": to_wire(verdict.uncovered),
+        "gone": [list(s) for s in verdict.gone],
     }
 
 

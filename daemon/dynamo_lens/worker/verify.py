@@ -6,7 +6,8 @@ verified only when torch shows all of these:
   there``: torch's recompile check, the one that found it, finds fewer at its line or none,
   ``no new recompile site``: none anywhere the original had none, and ``fewer compiles``:
   torch compiles fewer frames for the same calls);
-- ``no new break``: every break left was there before, at its moved line;
+- ``no new break``: every break left was there before, at its moved line (but torch skipping
+  the function a rewrite that moves the boundary keeps out: boundarycheck.py);
 - ``arms match`` (a rewrite that selects with ``torch.where``): both arms of each selection have
   one shape and dtype, and the condition one value, for every input size (fake tensors with
   symbolic sizes, selections.py) and on every input compared;
@@ -34,8 +35,7 @@ verified only when torch shows all of these:
   again nor anywhere the original did not (a rewrite can make a recompile break);
 - ``no new recompile``: over the same calls (the first again, one with fresh values, each
   declared variant), torch recompiles no frame more often than it did for the original; for a
-  rewrite that moves the compile boundary (a loop in Python, its step compiled), ``no recompile
-  per step``: no frame is compiled more than twice over those calls;
+  rewrite that moves the compile boundary, ``no recompile per step`` (boundarycheck.py);
 - ``no slower`` (a recompile's fix): compiled with the user's backend and warm, the fix's
   steady time over the same calls is no worse than the noise of the measure (steadytime.py);
   the title says the change;
@@ -61,15 +61,15 @@ import torch
 from ..findings import RECOMPILE_SITE, Finding, Frame, Kind, SiteId
 from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
-from . import lastcheck, modelstate, recompiles, selections, steadytime
+from . import boundarycheck, lastcheck, modelstate, recompiles, selections, steadytime
 from .breaks import anchor_of, find_breaks
 from .compiledseries import Series, compiled_series
-from .effects import Effects
 from .equivalence import compare, trains
 from .fingerprint import attribute_of
 from .fingerprint import changed as fingerprints_differ
+from .runnoise import RunNoise, effects_differ
 from .shadow import import_shadowed, shadowed
-from .usercode import Target, import_file, purge_workspace_modules
+from .usercode import Call, Target, import_file, purge_workspace_modules
 from .verifyruns import (
     Run,
     clone,
@@ -102,6 +102,9 @@ class Verdict:
     # Where "no new break" or "no new recompile site" failed: what the rewrite uncovered (a
     # break or a recompile torch met only once the first was gone), for a chained fix.
     uncovered: list[Finding] = field(default_factory=list)
+    # Of the other break sites it was asked about (``also``), those the verified rewrite
+    # removes too: their verdict would differ from this one in nothing but the site.
+    gone: list[SiteId] = field(default_factory=list)
 
     @property
     def claim(self) -> str:
@@ -287,6 +290,7 @@ def verify(
     source: str | None = None,
     digest: str = "",
     bystander: bool = False,
+    also: tuple[SiteId, ...] = (),
 ) -> Verdict:
     """The verdict on ``rewrite`` for the break at ``site`` (path, line, gb_type) that a target
     of ``path`` reported; ``pick`` finds that target in a module made from ``path``.
@@ -382,7 +386,9 @@ def verify(
             gone = not any(_at_site(f, site, rewrite) for f in after)
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
                 return v
-        moved = _moved(before, rewrite, edited)
+        moved = _moved(before, rewrite, edited) + _break_keys(
+            boundarycheck.at_boundary(after, rewrite)
+        )
         added = _break_keys(after) - moved
         detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(added)[:3])
         if not v.add("no new break", not added, detail):
@@ -434,7 +440,7 @@ def verify(
         # A rewrite of the calls passes some inputs differently (a number as a tensor): what
         # those hold after the call is theirs, not a side effect of the rewrite.
         passed = passed_differently(calls, mine) if rewrite.edits_calls else set()
-        noise = _Noise(original, grads, passed)
+        noise = RunNoise(original, grads, passed)
         left = [
             d
             for r1, r0 in zip(runs, originals, strict=True)
@@ -445,7 +451,7 @@ def verify(
         shown = [
             d
             for r1, r0 in zip(runs, originals, strict=True)
-            for d in _effects_differ(r1.effects, r0, r0.how, noise)
+            for d in effects_differ(r1.effects, r0, r0.how, noise)
         ]
         raising = [r for r in extra if r.raised and r.compiled]
         shown += raises_compiled(fixed, original, raising, backend, grads, state)
@@ -483,17 +489,15 @@ def verify(
     )
     if not v.add("no break on later calls", not again and not later, detail):
         return v
-    if rewrite.moves_boundary:
-        # The original's loop frame, skipped whole, never recompiled: what counts is that no
-        # frame of the compiled steps compiles again step after step. Within the first call, a
-        # frame compiles at most twice (once more for what the first step made: an output that
-        # requires grad); the same call again compiles nothing.
-        most, again_n = fixed_series.first_most, fixed_series.per_call[1]
-        ok = most <= 2 and again_n == 0
-        detail = (
-            f"the first call compiled one frame {most} time(s); the same call again compiled "
-            f"{again_n} frame(s)"
-        )
+    if rewrite.moves_boundary:  # the original's loop frame, skipped whole, never recompiled
+
+        def compiled(c: Call) -> Series:
+            modelstate.load(fixed.fn, state)
+            pair: list[tuple[Call, Any, int]] = [(mine[0], None, 0), (c, None, 0)]
+            return compiled_series(fixed, pair, backend, grads, ws, label, anchor1)
+
+        args = (fixed_series, mine[0], rewrite, compiled, original, state)
+        ok, detail = boundarycheck.steps_settle(*args)
         if not v.add("no recompile per step", ok, detail):
             return v
     else:
@@ -508,50 +512,9 @@ def verify(
         if not v.add("file unchanged", same, "" if same else "it changed while verifying"):
             return v
     v.verified = True
+    still = [*after, *fixed_series.breaks]
+    v.gone = [s for s in also if not any(_at_site(f, s, rewrite) for f in still)]
     return v
-
-
-class _Noise:
-    """What differs between two eager runs of the original from the same state and seed (a
-    timer's reading kept in an attribute, a printed timing): no difference a rewrite could be
-    blamed for. Run only when asked, once per input. ``passed``: the inputs a rewrite of the
-    calls passes differently (a number as a tensor): what they hold after is theirs."""
-
-    def __init__(self, original: Target, grads: bool, passed: set[str]) -> None:
-        self._original, self._grads, self._passed = original, grads, passed
-        self._known: dict[int, tuple[set[str], set[str]]] = {}
-
-    def _of(self, r: Run) -> tuple[set[str], set[str]]:
-        if id(r) not in self._known:
-            again = run_eager(
-                self._original,
-                r.call,
-                r.how,
-                self._grads,
-                r.start or {},
-                may_raise=True,
-                seed=r.seed,
-            )
-            self._known[id(r)] = (
-                set(fingerprints_differ(again.state, r.state)),
-                r.effects.unstable(again.effects),
-            )
-        return self._known[id(r)]
-
-    def __call__(self, r: Run) -> set[str]:
-        """The state (``fingerprint``'s names) that differs from run to run."""
-        return self._of(r)[0] | self._passed
-
-    def channels(self, r: Run) -> set[str]:
-        """The effects' channels (``Effects.channels``) that differ from run to run."""
-        return self._of(r)[1]
-
-
-def _effects_differ(mine: Effects, r: Run, how: str, noise: _Noise) -> list[str]:
-    """``mine`` against the original's run ``r``; a channel whose records differ between two
-    runs of the original is compared on its count only."""
-    diffs = mine.differences(r.effects, how)
-    return mine.differences(r.effects, how, noise.channels(r)) if diffs else []
 
 
 def _compiled_differences(
@@ -559,7 +522,7 @@ def _compiled_differences(
     first: Run,
     extra: list[Run],
     grads: bool,
-    noise: _Noise,
+    noise: RunNoise,
     rewrite: Rewrite,
 ) -> list[str]:
     """The compiled rewrite against the original in eager, within tolerance: the first call's
@@ -588,12 +551,12 @@ def _compiled_differences(
         out.append(f"state: the compiled rewrite leaves other state in {', '.join(moved[:3])}")
     # What the compiled call printed, logged and warned: a print a guard skips, a warning a
     # setting drops, is what the user no longer sees.
-    out += _effects_differ(s.effects[0], first, "compiled, the example", noise)
+    out += effects_differ(s.effects[0], first, "compiled, the example", noise)
     tail = len(s.outs) - len(extra)
     for (out_c, g_c), eff, r in zip(s.outs[tail:], s.effects[tail:], extra, strict=True):
         d2 = compare(out_c, r.out, rtol=None, atol=None, grad=False, label="output")
         if grads:
             d2 += compare(g_c, r.grads, rtol=None, atol=None, grad=True, label="grad")
         out += [f"{r.how}: {d.where}: {d.detail}" for d in d2]
-        out += _effects_differ(eff, r, f"compiled, {r.how}", noise)
+        out += effects_differ(eff, r, f"compiled, {r.how}", noise)
     return out
