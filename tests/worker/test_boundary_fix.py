@@ -25,8 +25,12 @@ def test_a_decode_loop_runs_in_python_and_its_step_is_compiled(ws: Path) -> None
     stop, ops = here(ws, script, "stops on a tensor"), here(ws, script, "only tensor ops")
     assert sorted(ln for _, ln in breaks_in(ws, script)) == sorted([stop, ops])
     doc = fix_json(ws, script, "--apply")
-    (fix,) = doc["applied"]  # type: ignore[misc]
-    assert fix["rule"] == "compile-step" and fix["line"] == stop and fix["verified"], fix
+    # The step's own recompile over the two sizes may get its fix too (``dynamic-setting``).
+    applied = {a["rule"]: a for a in doc["applied"]}  # type: ignore[union-attr]
+    assert set(applied) <= {"compile-step", "dynamic-setting"}, applied
+    fix = applied["compile-step"]
+    # At the line the stop had when it was written (the setting may have gone in first).
+    assert fix["line"] in (stop, stop + 3) and fix["verified"], fix
     checks = {c["name"]: (c["ok"], c["detail"]) for c in fix["checks"]}
     assert checks["break gone"][0] and checks["outputs equal"][0], checks
     ok, said = checks["no recompile per step"]
@@ -36,7 +40,8 @@ def test_a_decode_loop_runs_in_python_and_its_step_is_compiled(ws: Path) -> None
     assert all(f.get("rule") != "compile-step" for f in left), left
     text = (ws / script).read_text()
     assert text.count("@torch.compiler.disable(recursive=False)") == 1
-    assert [ln for _, ln in breaks_in(ws, script)] == [ops + 1]  # moved down by the decorator
+    # The loop of tensor ops still breaks, where its line moved to.
+    assert [ln for _, ln in breaks_in(ws, script)] == [here(ws, script, "only tensor ops")]
     # The fixed file computes what it did, eagerly and compiled.
     out = subprocess.run(
         [

@@ -278,6 +278,12 @@ def compile_example_kept():
     return calls
 """
 
+_DYNAMIC = (
+    "\n# torch compiles sizes and ints dynamic from the first call, as torch.compile(dynamic=True) "
+    "does, instead of a graph per value (module-wide: every compile after this import)\n"
+    "torch._dynamo.config.assume_static_by_default = False\n"
+)
+
 HELPER_ABOVE = """import torch
 
 
@@ -313,8 +319,14 @@ def test_a_tensor_another_target_reaches_is_not_marked_and_a_moved_recompile_is_
         md = f["data"].get("mark_dynamic", {})
         assert "arg" not in md and "keyword" not in md, f
     fixed = fix_json(tmp_path, "shared.py", "--apply")
-    assert fixed["applied"] == [], fixed
-    assert (tmp_path / "shared.py").read_text() == SHARED
+    # No mark: what may be applied is the module-wide setting (``dynamic-setting``), which
+    # every target of the file gets and was verified for, the one that branches on the size
+    # too.
+    rules = {a["rule"] for a in fixed["applied"]}  # type: ignore[union-attr]
+    assert rules <= {"dynamic-setting"}, fixed
+    text = (tmp_path / "shared.py").read_text()
+    assert "mark_dynamic" not in text
+    assert text.replace(_DYNAMIC, "") == SHARED if rules else text == SHARED
     refused = fix_json(tmp_path, "above.py", "--apply")
     assert refused["applied"] == [], refused
     assert (tmp_path / "above.py").read_text() == HELPER_ABOVE

@@ -27,7 +27,17 @@ import ast
 
 from ..config import is_example_name
 from .registry import BREAKS, At, fix
-from .rewrite import Rewrite, own_nodes, source_lines
+from .rewrite import (
+    Rewrite,
+    imports_torch,
+    indent_step,
+    lines_of,
+    own_nodes,
+    source_lines,
+    string_interiors,
+    whole_lines,
+)
+from .settings import header_imports
 
 _DISABLE = "torch.compiler.disable(recursive=False)"
 # Decorators that already keep the function out of the graph (or say how it is compiled).
@@ -126,14 +136,50 @@ def compile_step(at: At) -> Rewrite | None:
     )
 
 
-# A library's decoding loop, called on a model the module holds: its host control flow (stopping
-# criteria, logits processors, ``.item()``) is what breaks, each step's model call is not.
+# A library's decoding loop, called on a model: its host control flow (stopping criteria,
+# logits processors, ``.item()``) is what breaks, each step's model call is not.
 _LIBRARY_LOOPS = ("generate",)
+STEPS = "_CompiledSteps"
+# Added once after the file's imports. The compiled function is the model class's ``forward``,
+# cached by that function and the options (no model is held between blocks), and set on the
+# instance only for the block: whoever else holds the model calls it as before. An instance that
+# already holds a ``forward`` of its own (a hook's wrapper) is left as it is, uncompiled.
+_STEPS_TEXT = f"""
+
+class {STEPS}:
+    \"\"\"Within its ``with`` block, the model's forward runs compiled: a library's loop around
+    the model (``generate()``) runs in Python and each step it takes runs compiled. After the
+    block the model is as it was, for every other caller. Added by Dynamo Lens
+    (compile-model).\"\"\"
+
+    compiled: dict = {{}}  # (the class's forward, the options) -> its compiled function
+
+    def __init__(self, model, **options):
+        self.model, self.options, self.set = model, options, False
+
+    def __enter__(self):
+        if "forward" in vars(self.model):
+            return self
+        forward = type(self.model).forward
+        key = (forward, tuple(sorted(self.options.items())))
+        if key not in {STEPS}.compiled:
+            {STEPS}.compiled[key] = torch.compile(forward, **self.options)
+        step, model = {STEPS}.compiled[key], self.model
+        model.forward = lambda *args, **kwargs: step(model, *args, **kwargs)
+        self.set = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.set:
+            del self.model.forward
+            self.set = False
+        return False
+"""
 
 
 def compile_arguments(backend: str, mode: str, dynamic: bool | None) -> str:
     """``torch.compile``'s arguments for the workspace's settings, the defaults left out: the
-    model compiled in the user's file is compiled as the analysis compiles the target."""
+    model's steps are compiled as the analysis compiles the target."""
     out = [] if backend == "inductor" else [f"backend={backend!r}"]
     out += [] if mode in ("", "default") else [f"mode={mode!r}"]
     out += [] if dynamic is None else [f"dynamic={dynamic!r}"]
@@ -141,45 +187,33 @@ def compile_arguments(backend: str, mode: str, dynamic: bool | None) -> str:
 
 
 def _loop_call(stmt: ast.stmt) -> str | None:
-    """The attribute of ``self`` whose library loop the statement calls (``self.model`` in
-    ``self.model.generate(ids)``)."""
+    """What the statement calls a library loop on, as written (``self.model`` in
+    ``self.model.generate(ids)``, ``model``): a name, or an attribute of ``self``."""
     for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            held = node.func.value
+            named = isinstance(held, ast.Name) or (
+                isinstance(held, ast.Attribute) and ast.unparse(held.value) == "self"
+            )
+            if node.func.attr in _LIBRARY_LOOPS and named:
+                return ast.unparse(held)
+    return None
+
+
+def _calls_submodules(fn: ast.FunctionDef, held: str) -> bool:
+    """Whether the function calls a submodule of ``self`` other than through ``held``'s loop
+    (``self.encoder(x)``, ``self.encoder.forward(x)``): kept out of the graph with it, that work
+    would run uncompiled."""
+    for node in own_nodes(fn):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        held = node.func.value
-        if (
-            node.func.attr in _LIBRARY_LOOPS
-            and isinstance(held, ast.Attribute)
-            and isinstance(held.value, ast.Name)
-            and held.value.id == "self"
-        ):
-            return held.attr
-    return None
-
-
-def _stored(init: ast.FunctionDef, attr: str) -> ast.stmt | None:
-    """``self.<attr> = ...`` as a statement of ``__init__``'s own body, where nothing in it
-    compiles already."""
-    if any("compile" in ast.unparse(n) for n in init.body):
-        return None
-    for i, stmt in enumerate(init.body):
-        later = init.body[i + 1 :]
-        alone = stmt.lineno > init.lineno and not (
-            later and later[0].lineno <= (stmt.end_lineno or stmt.lineno)
-        )  # on lines of its own: the compile goes on the next one
-        if (
-            alone
-            and isinstance(stmt, ast.Assign)
-            and any(
-                isinstance(t, ast.Attribute)
-                and t.attr == attr
-                and isinstance(t.value, ast.Name)
-                and t.value.id == "self"
-                for t in stmt.targets
-            )
-        ):
-            return stmt
-    return None
+        f = node.func
+        if f.attr in _LIBRARY_LOOPS and ast.unparse(f.value) == held:
+            continue
+        through = ast.unparse(f.value).split(".")
+        if through[0] == "self" and (len(through) == 1 or f.attr == "forward"):
+            return True
+    return False
 
 
 @fix("compile-model", BREAKS, rank=171, statement=True, moves_boundary=True, module_wide=True)
@@ -187,49 +221,59 @@ def compile_model(at: At) -> Rewrite | None:
     f = at.finding
     if "library" not in f.data or (f.stack and not any(s.name in _LIBRARY_LOOPS for s in f.stack)):
         return None
-    attr = _loop_call(at.stmt)
+    stmt = at.stmt
+    held = _loop_call(stmt)
     fn = _enclosing(at.tree, f.line)
-    if attr is None or fn is None:
+    simple = isinstance(stmt, (ast.Return, ast.Assign, ast.AnnAssign, ast.Expr))
+    if held is None or fn is None or not simple or not whole_lines(at.source, stmt, stmt):
         return None
-    cls = _owner(at.tree, fn)
-    if not isinstance(cls, ast.ClassDef) or fn not in cls.body or _used_elsewhere(at.tree, cls):
+    owner = _owner(at.tree, fn)
+    method = isinstance(owner, ast.ClassDef) and fn in owner.body
+    if not (method or owner is fn) or _used_elsewhere(at.tree, owner):
         return None
     if any(any(m in ast.unparse(d) for m in _MARKED) for d in fn.decorator_list):
         return None
-    inits = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
-    stored = _stored(inits[0], attr) if inits else None
-    first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
-    if stored is None or (stored.end_lineno or stored.lineno) >= first:
+    if _calls_submodules(fn, held) or (STEPS in at.source and _STEPS_TEXT not in at.source):
         return None
+    head = header_imports(at.tree)
+    if not head or not imports_torch(ast.Module(body=list(head), type_ignores=[])):
+        return None  # the helper needs ``torch`` where it is defined: after ``import torch``
     lines = source_lines(at.source)
-    end = stored.end_lineno or stored.lineno
-    at_store, at_def = lines[stored.lineno - 1], lines[first - 1]
-    indent = at_store[: len(at_store) - len(at_store.lstrip())]
-    if len(indent) != stored.col_offset:
-        return None
+    last = head[-1].end_lineno or head[-1].lineno
+    first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+    at_def, at_stmt = lines[first - 1], lines[stmt.lineno - 1]
     step = at_def[: len(at_def) - len(at_def.lstrip())]
-    args = at.compile_args
-    text = (
-        f"{lines[end - 1]}{indent}self.{attr}.compile({args})\n"
-        + "".join(lines[end : first - 1])
-        + f"{step}@torch.compiler.disable\n{at_def}"
+    indent = at_stmt[: len(at_stmt) - len(at_stmt.lstrip())]
+    inside = string_interiors(stmt)
+    body = "".join(
+        (indent_step(indent) + ln if ln.strip() and stmt.lineno + i not in inside else ln)
+        for i, ln in enumerate(lines_of(at.source, stmt))
     )
-    # The store stays where it is, what lies between moves one line down, the def two.
-    kept = ((end, end), *((old, old + 1) for old in range(end + 1, first)), (first, first + 2))
+    args = f", {at.compile_args}" if at.compile_args else ""
+    top = lines[last - 1] if lines[last - 1].endswith("\n") else lines[last - 1] + "\n"
+    helper = "" if _STEPS_TEXT in at.source else _STEPS_TEXT
+    text, kept = top + helper, []
+    for old in range(last + 1, stmt.lineno):  # the lines between, as they were
+        if old == first:
+            text += f"{step}@torch.compiler.disable\n"
+        kept.append((old, last + text.count("\n")))
+        text += lines[old - 1]
+    text += f"{indent}with {STEPS}({held}{args}):\n{body}"
+    name = f"{owner.name}.{fn.name}" if method else fn.name
     title = (
-        f"Compile the model, not generate(): {cls.name}.{fn.name}() runs generate() in Python "
-        f"(@torch.compiler.disable) and self.{attr}.compile({args}) compiles that model in "
-        f"place, every call of it, so each decoding step runs compiled; torch then breaks "
+        f"Compile the model's steps, not generate(): {fn.name}() runs generate() in Python "
+        f"(@torch.compiler.disable) and, only while it runs, {held}'s forward runs compiled "
+        f"(torch.compile({at.compile_args}), as the workspace compiles); torch then breaks "
         f"once, at {fn.name}(), and fullgraph and torch.export stop there"
     )
     return Rewrite(
         "compile-model",
         title,
         at.path,
-        end,
-        first,
+        last,
+        stmt.end_lineno or stmt.lineno,
         text,
-        False,  # the model compiled with the user's backend: within the dtype's tolerance
-        kept=kept,
-        boundary=f"{cls.name}.{fn.name}",
+        False,  # the steps compiled with the user's backend: within the dtype's tolerance
+        kept=tuple(kept),
+        boundary=name,
     )

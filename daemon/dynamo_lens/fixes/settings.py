@@ -1,5 +1,7 @@
 """Rules that set one of torch's documented settings after the file's imports: the escape hatch
-for a library's logger call, and the capture settings torch's own hint names. Torch-free."""
+for a library's logger call, the capture settings torch's own hint names, and dynamic shapes
+from the first call (what ``torch.compile(dynamic=True)`` sets) for a recompile on a size or an
+int. Torch-free."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import re
 
 from ..findings import Finding, Kind
 from .calls import LOGGER_METHODS
-from .registry import BREAKS, FIXABLE, At, fix
+from .registry import BREAKS, FIXABLE, RECOMPILES, At, fix
 from .rewrite import Rewrite, source_lines
 
 # The library's source line where torch broke: ``<name>.<method>(`` (a call may span lines).
@@ -65,6 +67,39 @@ def torch_setting(at: At) -> Rewrite | None:
     what = "recompiling" if finding.kind is Kind.RECOMPILE else "breaking the graph"
     why = f"torch's own hint for {what} here names this setting"
     return _config_true("torch-setting", names, finding, source, tree, why)
+
+
+# What ``torch.compile(dynamic=True)`` sets for the frames it compiles (torch's
+# ``make_set_enable_dynamic``): sizes and ints are symbolic from the first compile, not after a
+# recompile. The analysis compiles the target itself, so the user's own compile call is not
+# where a fix can be verified; the setting after the imports is, for every compile after them.
+_DYNAMIC = "torch._dynamo.config.assume_static_by_default = False"
+_INT = re.compile(r"-?\d+")
+
+
+@fix("dynamic-setting", RECOMPILES, rank=165, module_wide=True)
+def dynamic_setting(at: At) -> Rewrite | None:
+    """A recompile on a size, or on an int (a count used as a shape: ``x.repeat(n, 1)``,
+    ``torch.arange(n)``, where a 0-d tensor cannot stand in): torch compiles them dynamic from
+    the first call. Tried after the fixes of the calls (a mark on one dimension changes less)."""
+    finding = at.finding
+    kind, seen = finding.data.get("guard_kind"), finding.data.get("values") or []
+    ints = bool(seen) and all(_INT.fullmatch(str(v)) for v in seen)
+    if kind not in ("size", "size-range") and not (kind == "value" and ints):
+        return None
+    return _setting_after_imports(
+        "dynamic-setting",
+        f"Compile sizes and ints dynamic from the first call, as dynamic=True does: {_DYNAMIC}"
+        " (module-wide)",
+        finding.path,
+        at.source,
+        at.tree,
+        "torch compiles sizes and ints dynamic from the first call, as "
+        "torch.compile(dynamic=True) does, instead of a graph per value (module-wide: every "
+        "compile after this import)",
+        [_DYNAMIC],
+        needs_logging=False,
+    )
 
 
 def _said(finding: Finding) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from ..findings import Finding
 from ..fixes.rewrite import Rewrite
@@ -32,7 +33,7 @@ def at_boundary(findings: list[Finding], rewrite: Rewrite) -> list[Finding]:
     """The breaks torch reports for skipping the function ``rewrite`` keeps out of the graph."""
     if not rewrite.boundary:
         return []
-    named = f"{rewrite.boundary} at"  # torch names it as "<function Generate.forward at 0x..>"
+    named = f"<function {rewrite.boundary} at "  # torch's words: "<function Gen.forward at 0x.."
     return [
         f
         for f in findings
@@ -42,23 +43,26 @@ def at_boundary(findings: list[Finding], rewrite: Rewrite) -> list[Finding]:
 
 
 def longer_prompt(call: Call) -> Call | None:
-    """``call`` with every integer tensor of one or more dimensions (token ids, an attention
-    mask) one longer along its last dimension, the last position repeated; None where it has
-    none."""
-    grew = False
+    """``call`` with its token ids one longer: the first integer tensor of two or more
+    dimensions (a batch of sequences; in a container too: ``**batch``), and any other integer
+    tensor of its shape (its attention mask), their last position repeated. Other integer
+    tensors (lengths) are left as they are. None where there is no such tensor."""
+    leaves, spec = tree_flatten((call.args, call.kwargs))
 
-    def longer(v: Any) -> Any:
-        nonlocal grew
-        integer = isinstance(v, torch.Tensor) and not (
+    def integer(v: Any) -> bool:
+        return isinstance(v, torch.Tensor) and not (
             v.is_floating_point() or v.is_complex() or v.dtype is torch.bool
         )
-        if integer and v.dim() >= 1 and v.shape[-1] > 0:
-            grew = True
-            return torch.cat([v, v[..., -1:]], dim=-1)
-        return v
 
-    out = Call(tuple(longer(a) for a in call.args), {k: longer(v) for k, v in call.kwargs.items()})
-    return out if grew else None
+    ids = next((v for v in leaves if integer(v) and v.dim() >= 2 and v.shape[-1] > 0), None)
+    if ids is None:
+        return None
+    leaves = [
+        torch.cat([v, v[..., -1:]], dim=-1) if integer(v) and v.shape == ids.shape else v
+        for v in leaves
+    ]
+    args, kwargs = tree_unflatten(leaves, spec)
+    return Call(tuple(args), dict(kwargs))
 
 
 def steps_settle(
@@ -78,18 +82,29 @@ def steps_settle(
         f"the first call compiled one frame {most} time(s); the same call again compiled "
         f"{again_n} frame(s)"
     )
+    if rewrite.boundary and series.per_call[0] < 2:
+        # The target's own frame, which breaks at once at the boundary, and nothing else.
+        return False, f"{said}: nothing the steps call was compiled"
     if again_n or most <= 2:
         # Within the first call, a frame compiles at most twice (once more for what the first
         # step made: an output that requires grad); the same call again compiles nothing.
         return not again_n and most <= 2, said
-    longer = longer_prompt(first) if rewrite.boundary else None
-    if longer is None:
+    if not rewrite.boundary:
         return False, said
+    longer = longer_prompt(first)
+    if longer is None:
+        return False, (
+            f"{said}; no prompt one token longer could be made (no integer tensor of two "
+            "dimensions among the example's inputs) to show the steps do not compile again"
+        )
+    how = "a prompt one token longer"
+    want = run_eager(original, longer, how, False, state, may_raise=True)
+    if want.raised:
+        return False, f"{said}; the original raises on {how} ({want.raised}): no such input"
     s = compiled(longer)
     n = s.most[1]
-    said += f"; a prompt one token longer compiled no frame more than {n} time(s)"
-    want = run_eager(original, longer, "a prompt one token longer", False, state, may_raise=False)
+    said += f"; {how} compiled no frame more than {n} time(s)"
     diffs = compare(s.outs[1][0], want.out, rtol=None, atol=None, grad=False, label="output")
     if diffs:
-        return False, f"a prompt one token longer: {diffs[0].where}: {diffs[0].detail}"
+        return False, f"{how}: {diffs[0].where}: {diffs[0].detail}"
     return n <= 1, f"{said}, its outputs equal"

@@ -5,6 +5,9 @@ decline."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+
 import pytest
 from dynamo_lens.findings import Frame, Kind
 from dynamo_lens.fixes.boundary import compile_arguments
@@ -57,6 +60,7 @@ class Generate(torch.nn.Module):
 AT = "self.model.generate"
 LIBRARY = (("library", "transformers/generation/utils.py:2413"),)
 THROUGH = (Frame("/ws/m.py", 11, "forward"), Frame("/site/generation/utils.py", 2850, "generate"))
+RUN = "import torch\n\n\ndef run(model, ids):\n    return model.generate(ids)\n"
 ELSEWHERE = (Frame("/ws/m.py", 11, "forward"), Frame("/site/torch/functional.py", 9, "norm"))
 
 CASES: RuleCases = {
@@ -65,6 +69,8 @@ CASES: RuleCases = {
             Case(GENERATE, AT, data=LIBRARY),
             Case(GENERATE, AT, data=LIBRARY, stack=THROUGH),
             Case(GENERATE, AT, kind=Kind.FALLBACK, data=LIBRARY),
+            # a plain function that calls generate() on the model it is given
+            Case(RUN, "model.generate", data=LIBRARY),
         ],
         [
             # a break of the user's own code at that line: not the library's loop
@@ -73,20 +79,18 @@ CASES: RuleCases = {
             Case(GENERATE, AT, data=LIBRARY, stack=ELSEWHERE),
             # another method than the library's loop
             Case(GENERATE.replace(".generate(", ".forward("), "self.model.forward", data=LIBRARY),
-            # the model is not one the module stores in __init__
-            Case(GENERATE.replace("self.model = model", "self.other = model"), AT, data=LIBRARY),
-            # stored on the line of another statement: no line of its own to compile after
+            # the method also runs a submodule: kept out of the graph with it, uncompiled
             Case(
-                GENERATE.replace("self.model = model", "self.model = model; x = 1"),
+                GENERATE.replace(
+                    "return self.model.generate(ids,",
+                    "ids = self.enc(ids)\n        return self.model.generate(ids,",
+                ),
                 AT,
                 data=LIBRARY,
             ),
-            # already compiled where it is stored
+            # a statement that is not the call's own line (a one-line ``if``)
             Case(
-                GENERATE.replace(
-                    "self.model = model  # the language model",
-                    "self.model = model\n        self.model.compile()",
-                ),
+                GENERATE.replace("return self.model", "if ids is not None: return self.model"),
                 AT,
                 data=LIBRARY,
             ),
@@ -94,12 +98,10 @@ CASES: RuleCases = {
             Case(GENERATE.replace("    def forward", DISABLED), AT, data=LIBRARY),
             # held by another module of the file: compiled whole from there, it would now stop
             Case(GENERATE + HEAD.replace("Decode(step)", "Generate(step)"), AT, data=LIBRARY),
-            # a plain function: no module that stores the model
-            Case(
-                "import torch\n\n\ndef run(model, ids):\n    return model.generate(ids)\n",
-                "model.generate",
-                data=LIBRARY,
-            ),
+            # a class of the user's own under the helper's name
+            Case(GENERATE + "\n\nclass _CompiledSteps:\n    pass\n", AT, data=LIBRARY),
+            # torch imported under another name: the helper needs ``torch``
+            Case(GENERATE.replace("import torch\n", "import torch as th\n"), AT, data=LIBRARY),
         ],
     ),
     "compile-step": (
@@ -133,26 +135,28 @@ def test_the_decorator_goes_above_the_functions_own_decorators_and_keeps_its_lin
     assert rw.new_line(marker) == marker + 1  # the kept line moved down by one
 
 
-def test_the_model_is_compiled_where_it_is_stored_with_the_workspace_settings() -> None:
+def test_the_steps_are_compiled_only_while_generate_runs_with_the_workspace_settings() -> None:
     case = Case(GENERATE, AT, data=LIBRARY)
     args = compile_arguments("eager", "default", None)
     (rw,) = [r for r in propose(case.finding(), GENERATE, True, args) if r.rule == "compile-model"]
     after = rw.apply(GENERATE)
-    assert "        self.model = model  # the language model\n" in after
-    assert "        self.model.compile(backend='eager')\n" in after
-    assert "    @torch.compiler.disable\n    def forward(self, ids):\n" in after
+    ast.parse(after)
+    assert "\nclass _CompiledSteps:\n" in after  # once, after the imports
+    assert "        self.model = model  # the language model\n" in after  # __init__ untouched
+    assert (
+        "    @torch.compiler.disable\n    def forward(self, ids):\n"
+        "        with _CompiledSteps(self.model, backend='eager'):\n"
+        "            return self.model.generate(ids, max_new_tokens=3, do_sample=False)\n"
+    ) in after
     assert rw.moves_boundary and rw.module_wide and not rw.exact
     assert rw.boundary == "Generate.forward"
-    # The lines it keeps: the store in place, the blank line one down, the def two.
-    lines = GENERATE.splitlines()
-    store = next(i for i, ln in enumerate(lines, 1) if "self.model = model" in ln)
+    # The lines between the imports and the call keep their text, moved down.
+    lines, new = GENERATE.splitlines(), after.splitlines()
     define = lines.index("    def forward(self, ids):") + 1
-    assert lines[store] == ""  # the blank line after the store
-    assert rw.new_line(store) == store and rw.new_line(store + 1) == store + 2
-    assert rw.new_line(define) == define + 2
-    # The break's line (in generate()'s call) is after the rewrite: two lines down.
-    call = next(i for i, ln in enumerate(lines, 1) if AT in ln)
-    assert rw.new_line(call) == call + 2
+    assert new[rw.new_line(define) - 1] == lines[define - 1]
+    # A second break of the same file: the helper is there already, not added twice.
+    again = [r for r in propose(case.finding(), after, True, args) if r.rule == "compile-model"]
+    assert again == []  # the method is disabled now
 
 
 def test_compile_arguments_leave_torchs_defaults_out() -> None:
@@ -160,3 +164,28 @@ def test_compile_arguments_leave_torchs_defaults_out() -> None:
     assert compile_arguments("eager", "default", None) == "backend='eager'"
     got = compile_arguments("inductor", "max-autotune", False)
     assert got == "mode='max-autotune', dynamic=False"
+
+
+def test_a_second_module_of_the_file_uses_the_helper_already_there() -> None:
+    two = GENERATE + "\n\n" + GENERATE.split("\n\n\n", 1)[1].replace("Generate", "Sample")
+    args = compile_arguments("eager", "default", None)
+    first = Case(two, AT, data=LIBRARY).finding()
+    (rw,) = [r for r in propose(first, two, True, args) if r.rule == "compile-model"]
+    after = rw.apply(two)
+    line = [i for i, ln in enumerate(after.splitlines(), 1) if AT in ln][-1]
+    second = dataclasses.replace(first, line=line)
+    (rw2,) = [r for r in propose(second, after, True, args) if r.rule == "compile-model"]
+    done = rw2.apply(after)
+    assert done.count("class _CompiledSteps:") == 1 and rw2.boundary == "Sample.forward"
+    assert done.count("with _CompiledSteps(self.model, backend='eager'):") == 2
+    ast.parse(done)
+
+
+def test_a_plain_function_is_named_as_torch_names_it() -> None:
+    (rw,) = [
+        r
+        for r in propose(Case(RUN, "model.generate", data=LIBRARY).finding(), RUN, True, "")
+        if r.rule == "compile-model"
+    ]
+    assert rw.boundary == "run"
+    assert "    with _CompiledSteps(model):\n        return model.generate(ids)\n" in rw.apply(RUN)

@@ -49,6 +49,11 @@ def compile_example():
 """
 MARK = (("mark_dynamic", {"variable": "x", "dim": 0, "arg": 0}),)
 SCALAR = (("scalar_arg", {"variable": "n", "arg": 1}),)
+SIZE = (("guard_kind", "size"), ("values", ["4", "6"]))
+INTS = (("guard_kind", "value"), ("values", ["2", "3"]))
+FLOATS = (("guard_kind", "value"), ("values", ["0.5", "2.0"]))
+DTYPE = (("guard_kind", "dtype"), ("values", ["torch.float32", "torch.float64"]))
+DYNAMIC = "torch._dynamo.config.assume_static_by_default = False\n"
 
 CASES: RuleCases = {
     "ignore-logger": (
@@ -69,6 +74,24 @@ CASES: RuleCases = {
                 kind=Kind.RECOMPILE,
                 hints=(UNSPEC,),
             )
+        ],
+    ),
+    # what dynamic=True sets, for a size or an int; a dtype or a float value it cannot help
+    "dynamic-setting": (
+        [
+            Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=SIZE),
+            Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=INTS),
+        ],
+        [
+            Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=DTYPE),
+            Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=FLOATS),
+            # already set: torch still recompiled, so this is not the fix
+            Case(
+                ROWS.replace("from torch import nn\n", "from torch import nn\n" + DYNAMIC),
+                "return x * n",
+                kind=Kind.RECOMPILE,
+                data=SIZE,
+            ),
         ],
     ),
     "mark-dynamic": (
