@@ -5,8 +5,13 @@ review of ``compile-model``."""
 
 from __future__ import annotations
 
+import inspect
+import threading
+from typing import Any
+
 import torch
 from dynamo_lens.findings import Finding, Kind, Severity
+from dynamo_lens.fixes.boundary import STEPS, STEPS_TEXT
 from dynamo_lens.fixes.rewrite import Rewrite
 from dynamo_lens.worker.boundarycheck import at_boundary, longer_prompt
 from dynamo_lens.worker.usercode import Call
@@ -46,3 +51,61 @@ def test_the_longer_prompt_grows_the_token_ids_and_nothing_else() -> None:
     assert ids.shape == (1, 3)
     # No integer tensor of two dimensions: no prompt to lengthen.
     assert longer_prompt(Call((torch.randn(2, 3), torch.tensor([1, 2])), {})) is None
+
+
+def _steps_class() -> Any:
+    """The helper ``compile-model`` adds to a file, as the file defines it."""
+    space: dict[str, Any] = {"torch": torch}
+    exec(compile(STEPS_TEXT, "<helper>", "exec"), space)
+    return space[STEPS]
+
+
+class _Model(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.lin(x) if attention_mask is None else self.lin(x) * attention_mask
+
+
+def test_the_helper_keeps_the_forwards_parameters_and_leaves_the_model_as_it_was() -> None:
+    """From the second hostile review: a ``lambda *args`` hid ``attention_mask`` from
+    generate()'s look at the forward's parameters (it then built no mask), and a forward the
+    caller set inside the block was deleted on the way out."""
+    steps, model = _steps_class(), _Model()
+    before = inspect.signature(model.forward)
+    with steps(model, backend="eager"):
+        assert inspect.signature(model.forward) == before
+        assert "forward" in vars(model)
+        with steps(model, backend="eager"):  # nested: the outer block's forward stays
+            pass
+        assert "forward" in vars(model)
+        x = torch.randn(2, 4)
+        torch.testing.assert_close(model(x), model.lin(x), rtol=0, atol=0)
+    assert "forward" not in vars(model)
+    mine = lambda x: x  # noqa: E731  (the caller's own forward, set inside the block)
+    with steps(model, backend="eager"):
+        model.forward = mine
+    assert vars(model)["forward"] is mine
+
+
+def test_the_helper_is_safe_when_threads_share_the_model() -> None:
+    steps, model = _steps_class(), _Model()
+    barrier, errors = threading.Barrier(4), []
+
+    def run() -> None:
+        try:
+            for _ in range(20):
+                barrier.wait()
+                with steps(model, backend="eager"):
+                    model(torch.randn(2, 4))
+        except BaseException as exc:  # collected: the test fails on any
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and "forward" not in vars(model)

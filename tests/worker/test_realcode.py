@@ -302,8 +302,10 @@ for name in sys.argv[1:]:
     compiled = torch.compile(module, backend="eager")
     outs = [compiled(*args)]
     torch.manual_seed(1)
-    for n in (4, 9):
-        prompt = torch.randint(3, 100, (1, n))
+    # Other lengths, and a left-padded batch (pad id 0): generate() builds the attention mask
+    # and positions only where the forward it calls says it takes them.
+    padded = torch.tensor([[0, 0, 7, 8, 9], [5, 0, 7, 8, 9]])
+    for prompt in (torch.randint(3, 100, (1, 4)), torch.randint(3, 100, (1, 9)), padded):
         eager.append(module(prompt))
         outs.append(compiled(prompt))
     assert "forward" not in vars(module.model)  # the caller's model, as it was

@@ -8,13 +8,15 @@ outputs over the same calls, and no frame that compiles again step after step.
 
 ``compile-step`` takes only a loop in the user's own code: a library's loop (``generate()``)
 would be compiled frame by frame, its breaks and all, and the user's file is the only one
-edited. For that, ``compile-model``: where a module's method breaks inside the library's
-``generate()`` it calls on a model it holds, the method runs in Python
-(``@torch.compiler.disable``, recursive: none of generate()'s frames is traced) and the model
-is compiled where the module stores it (``self.model.compile(...)``, with the workspace's
-backend, mode and dynamic setting), so each decoding step calls a compiled model. Torch then
-breaks once, at the method, where it used to break inside generate(); verification allows that
-break and no other, and runs a prompt one token longer to show the steps do not compile again.
+edited. For that, ``compile-model``: where a method (or a function) breaks inside the
+library's ``generate()`` it calls on a model, it runs in Python (``@torch.compiler.disable``,
+recursive: none of generate()'s frames is traced), and a ``with _CompiledSteps(model, ...)``
+block around the call sets the model's forward to its class's forward compiled (with the
+workspace's backend, mode and dynamic setting) while generate() runs, as a bound method, so
+generate() still reads its parameters; after the block the model is as it was for every other
+holder. Torch then breaks once, at the method, where it used to break inside generate();
+verification allows that break and no other, and runs a prompt one token longer to show the
+steps do not compile again.
 
 Only a function nothing else of the workspace calls or holds (the file's other code, another
 file that imports it): from there, compiled whole (``fullgraph``) or exported, it would now
@@ -144,35 +146,46 @@ STEPS = "_CompiledSteps"
 # cached by that function and the options (no model is held between blocks), and set on the
 # instance only for the block: whoever else holds the model calls it as before. An instance that
 # already holds a ``forward`` of its own (a hook's wrapper) is left as it is, uncompiled.
-_STEPS_TEXT = f"""
+_MARK = "Added by Dynamo Lens (compile-model)."
+STEPS_TEXT = f"""
 
 class {STEPS}:
     \"\"\"Within its ``with`` block, the model's forward runs compiled: a library's loop around
     the model (``generate()``) runs in Python and each step it takes runs compiled. After the
-    block the model is as it was, for every other caller. Added by Dynamo Lens
-    (compile-model).\"\"\"
+    block the model is as it was, for every other caller. {_MARK}\"\"\"
 
     compiled: dict = {{}}  # (the class's forward, the options) -> its compiled function
+    active: dict = {{}}  # id(model) -> [blocks open on it, the forward set, or None]
+    lock = __import__("threading").Lock()
 
     def __init__(self, model, **options):
-        self.model, self.options, self.set = model, options, False
+        self.model, self.options = model, options
 
     def __enter__(self):
-        if "forward" in vars(self.model):
-            return self
-        forward = type(self.model).forward
-        key = (forward, tuple(sorted(self.options.items())))
-        if key not in {STEPS}.compiled:
-            {STEPS}.compiled[key] = torch.compile(forward, **self.options)
-        step, model = {STEPS}.compiled[key], self.model
-        model.forward = lambda *args, **kwargs: step(model, *args, **kwargs)
-        self.set = True
+        model = self.model
+        with {STEPS}.lock:
+            held = {STEPS}.active.setdefault(id(model), [0, None])
+            held[0] += 1
+            if held[0] > 1 or "forward" in vars(model):
+                return self  # open already, or a forward of the instance's own: left as is
+            forward = type(model).forward
+            key = (forward, tuple(sorted(self.options.items())))
+            if key not in {STEPS}.compiled:
+                {STEPS}.compiled[key] = torch.compile(forward, **self.options)
+            # A bound method: generate() reads the forward's parameters from it.
+            held[1] = __import__("types").MethodType({STEPS}.compiled[key], model)
+            model.forward = held[1]
         return self
 
     def __exit__(self, *exc):
-        if self.set:
-            del self.model.forward
-            self.set = False
+        model = self.model
+        with {STEPS}.lock:
+            held = {STEPS}.active[id(model)]
+            held[0] -= 1
+            if held[0] == 0:
+                del {STEPS}.active[id(model)]
+                if held[1] is not None and vars(model).get("forward") is held[1]:
+                    del model.forward
         return False
 """
 
@@ -233,7 +246,7 @@ def compile_model(at: At) -> Rewrite | None:
         return None
     if any(any(m in ast.unparse(d) for m in _MARKED) for d in fn.decorator_list):
         return None
-    if _calls_submodules(fn, held) or (STEPS in at.source and _STEPS_TEXT not in at.source):
+    if _calls_submodules(fn, held) or (STEPS in at.source and _MARK not in at.source):
         return None
     head = header_imports(at.tree)
     if not head or not imports_torch(ast.Module(body=list(head), type_ignores=[])):
@@ -251,7 +264,7 @@ def compile_model(at: At) -> Rewrite | None:
     )
     args = f", {at.compile_args}" if at.compile_args else ""
     top = lines[last - 1] if lines[last - 1].endswith("\n") else lines[last - 1] + "\n"
-    helper = "" if _STEPS_TEXT in at.source else _STEPS_TEXT
+    helper = "" if _MARK in at.source else STEPS_TEXT  # one for the file, in any line ending
     text, kept = top + helper, []
     for old in range(last + 1, stmt.lineno):  # the lines between, as they were
         if old == first:

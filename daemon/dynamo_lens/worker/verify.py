@@ -134,7 +134,8 @@ def _at_site(f: Finding, site: SiteId, rewrite: Rewrite) -> bool:
         return False
     if f.site[2] != site[2]:
         return False
-    if rewrite.start <= f.line < rewrite.start + rewrite.text.count("\n"):
+    kept = {new for _, new in rewrite.kept}  # lines the rewrite copies: their breaks are theirs
+    if rewrite.start <= f.line < rewrite.start + rewrite.text.count("\n") and f.line not in kept:
         return True
     same_file = os.path.realpath(site[0]) == os.path.realpath(rewrite.path)
     return f.line == (rewrite.new_line(site[1]) if same_file else site[1])
