@@ -280,7 +280,8 @@ def compile_example_kept():
 
 _DYNAMIC = (
     "\n# torch compiles sizes and ints dynamic from the first call, as torch.compile(dynamic=True) "
-    "does, instead of a graph per value (module-wide: every compile after this import)\n"
+    "does, instead of a graph per value (process-wide: every compile after this import, in "
+    "any module)\n"
     "torch._dynamo.config.assume_static_by_default = False\n"
 )
 

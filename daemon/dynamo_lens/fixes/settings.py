@@ -90,13 +90,13 @@ def dynamic_setting(at: At) -> Rewrite | None:
     return _setting_after_imports(
         "dynamic-setting",
         f"Compile sizes and ints dynamic from the first call, as dynamic=True does: {_DYNAMIC}"
-        " (module-wide)",
+        " (process-wide: every compile after this file is imported, in any module)",
         finding.path,
         at.source,
         at.tree,
         "torch compiles sizes and ints dynamic from the first call, as "
-        "torch.compile(dynamic=True) does, instead of a graph per value (module-wide: every "
-        "compile after this import)",
+        "torch.compile(dynamic=True) does, instead of a graph per value (process-wide: every "
+        "compile after this import, in any module)",
         [_DYNAMIC],
         needs_logging=False,
     )
