@@ -11,6 +11,7 @@ import re
 
 from ..findings import Finding, Kind
 from .calls import LOGGER_METHODS
+from .dynamic import mark_dynamic, maybe_mark_dynamic, scalar_tensor
 from .registry import BREAKS, FIXABLE, RECOMPILES, At, fix
 from .rewrite import Rewrite, source_lines
 
@@ -79,10 +80,15 @@ _INT = re.compile(r"-?\d+")
 
 @fix("dynamic-setting", RECOMPILES, rank=165, module_wide=True)
 def dynamic_setting(at: At) -> Rewrite | None:
-    """A recompile on a size, or on an int (a count used as a shape: ``x.repeat(n, 1)``,
-    ``torch.arange(n)``, where a 0-d tensor cannot stand in): torch compiles them dynamic from
-    the first call. Tried after the fixes of the calls (a mark on one dimension changes less)."""
+    """A recompile over the example's own calls on a size or an int (a count used as a shape:
+    ``x.repeat(n, 1)``, ``torch.arange(n)``, where a 0-d tensor cannot stand in): torch compiles
+    them dynamic from the first call. Not where a fix of the calls is proposed (a mark or a 0-d
+    tensor changes that input only, this every compile)."""
     finding = at.finding
+    if finding.data.get("source") != "variants":
+        return None  # a risk found by probing alone: no call of the user's recompiled
+    if any(rule(at) is not None for rule in (mark_dynamic, maybe_mark_dynamic, scalar_tensor)):
+        return None  # a fix of the calls says it for that input only; this, for every compile
     kind, seen = finding.data.get("guard_kind"), finding.data.get("values") or []
     ints = bool(seen) and all(_INT.fullmatch(str(v)) for v in seen)
     if kind not in ("size", "size-range") and not (kind == "value" and ints):

@@ -49,10 +49,11 @@ def compile_example():
 """
 MARK = (("mark_dynamic", {"variable": "x", "dim": 0, "arg": 0}),)
 SCALAR = (("scalar_arg", {"variable": "n", "arg": 1}),)
-SIZE = (("guard_kind", "size"), ("values", ["4", "6"]))
-INTS = (("guard_kind", "value"), ("values", ["2", "3"]))
-FLOATS = (("guard_kind", "value"), ("values", ["0.5", "2.0"]))
-DTYPE = (("guard_kind", "dtype"), ("values", ["torch.float32", "torch.float64"]))
+DECLARED = (("source", "variants"),)
+SIZE = (("guard_kind", "size"), ("values", ["4", "6"]), *DECLARED)
+INTS = (("guard_kind", "value"), ("values", ["2", "3"]), *DECLARED)
+FLOATS = (("guard_kind", "value"), ("values", ["0.5", "2.0"]), *DECLARED)
+DTYPE = (("guard_kind", "dtype"), ("values", ["torch.float32", "torch.float64"]), *DECLARED)
 DYNAMIC = "torch._dynamo.config.assume_static_by_default = False\n"
 
 CASES: RuleCases = {
@@ -81,10 +82,29 @@ CASES: RuleCases = {
         [
             Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=SIZE),
             Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=INTS),
+            # a mark the calls cannot take (a guessed target: no call site of the user's)
+            Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=(*SIZE, *MARK), target="Rows"),
         ],
         [
             Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=DTYPE),
             Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=FLOATS),
+            # found by probing alone: none of the user's calls recompiled
+            Case(ROWS, "return x * n", kind=Kind.RECOMPILE, data=(*SIZE[:2], ("source", "probes"))),
+            # an input a fix of the calls marks, or passes as a tensor: that fix, not this
+            Case(
+                ROWS,
+                "return x * n",
+                kind=Kind.RECOMPILE,
+                data=(*SIZE, *MARK),
+                target="compile_example",
+            ),
+            Case(
+                ROWS,
+                "return x * n",
+                kind=Kind.RECOMPILE,
+                data=(*INTS, *SCALAR),
+                target="compile_example",
+            ),
             # already set: torch still recompiled, so this is not the fix
             Case(
                 ROWS.replace("from torch import nn\n", "from torch import nn\n" + DYNAMIC),
