@@ -35,6 +35,8 @@ class Series:
     # compiled during it (a frame compiled again step after step).
     per_call: list[int] = field(default_factory=list)
     most: list[int] = field(default_factory=list)
+    # The compiled target, warm, where the caller asked to keep it (steadytime.py times it).
+    compiled: Any = None
 
     @property
     def out(self) -> Any:
@@ -53,11 +55,14 @@ def compiled_series(
     ws: Workspace,
     label: str,
     anchor: Frame | None,
+    keep: bool = False,
 ) -> Series:
     """``fn`` compiled and called over ``series`` as it runs (gradients too where it trains):
     each call's outputs and gradients, the state the first call left, the frames torch compiled
     again (its compilation metrics, by code object), and the breaks of every compile, later
-    calls' included (a rewrite can make a recompile break where the first call did not)."""
+    calls' included (a rewrite can make a recompile break where the first call did not).
+    ``keep``: the compiled target stays compiled (``Series.compiled``) for the caller to time,
+    where torch's caches are otherwise emptied after the calls."""
     torch._dynamo.reset()
     torchcompat.clear_compilation_metrics()
     compiled = torch.compile(t.fn, backend=backend)
@@ -93,7 +98,8 @@ def compiled_series(
                 coarse = fingerprint(t.fn, given, values=False)
     seen = frames()
     found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
-    torch._dynamo.reset()
+    if not keep:
+        torch._dynamo.reset()
     return Series(
         outs,
         effects,
@@ -103,4 +109,5 @@ def compiled_series(
         found,
         per_call,
         most,
+        compiled if keep else None,
     )

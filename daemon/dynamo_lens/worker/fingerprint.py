@@ -60,6 +60,12 @@ def fingerprint(fn: Any, call: Call | None = None, *, values: bool = True) -> di
     return out
 
 
+def describe(v: Any) -> str:
+    """One value as a fingerprint names it without floating values (a number's value, a
+    container's items, an object's attributes, a tensor's dtype and shape)."""
+    return _value(v, False, _DEPTH)
+
+
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """The names whose state differs between two fingerprints (one has it, the other not
     included)."""

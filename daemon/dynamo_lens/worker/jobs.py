@@ -38,6 +38,7 @@ from . import (
     torchcompat,
     tracefile,
     verify,
+    verifyrecompiles,
     warmmodules,
 )
 from .cancel import Cancelled
@@ -345,6 +346,8 @@ class _TargetRun:
 
     def _recompiles(self, dynamic: bool | None) -> None:
         t = self.target
+        how = (dynamic, self.cfg.recompile_limit, self.cfg.recompile_probes)
+        context = lastcheck.recompile_context(t, how)
         res = recompiles.find_recompiles(
             t,
             self.ws,
@@ -355,6 +358,7 @@ class _TargetRun:
             compiled_frames=[t.path],
             anchor=self.anchor,
         )
+        lastcheck.remember_recompiles(self.path, t, self.ws, context, res)
         self.findings.extend(res.findings)
         self.report.recompile_count = res.recompiles
         self.report.variants = res.variants
@@ -491,7 +495,7 @@ def verify_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
                 backend=resolve_backend(cfg.backend),
                 grads_mode=cfg.grads,
                 label=params["label"],
-                recompile_check=verify.RecompileCheck(
+                recompile_check=verifyrecompiles.RecompileCheck(
                     cfg.dynamic, cfg.recompile_limit, cfg.recompile_probes
                 ),
                 source=params.get("source"),

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from . import settings
 from .usercode import Call, Target
 
 ROUNDS = 9
@@ -53,30 +54,55 @@ def _calls_of(fn: Any, calls: list[Call], grads: bool) -> Callable[[], None]:
     return every
 
 
+def _put(saved: settings.Saved | None) -> None:
+    if saved is not None:
+        settings.restore(saved)
+
+
 def measure(
-    original: Target, fixed: Target, backend: Any, grads: bool, rounds: int = ROUNDS
+    original: Target,
+    fixed: Target,
+    backend: Any,
+    grads: bool,
+    rounds: int = ROUNDS,
+    fixed_compiled: Any = None,
+    original_settings: settings.Saved | None = None,
 ) -> SteadyTime:
     """Each version over its own calls, as the recompile check made them (not copies: a copy
     loses the dimension a fix marked dynamic), compiled with ``backend``; run last, after
-    every check of what the calls compute."""
+    every check of what the calls compute. ``fixed_compiled``: the fix already compiled with
+    ``backend`` (by the calls that checked its outputs), warmed here as the original is.
+    ``original_settings``: torch's settings without the fix's (a fix that is a setting, made
+    while its file imports): the original compiles and runs under them, the fix under the
+    settings now, each put in place outside the timed calls."""
+    now = settings.save()
+    # Put in place only where they differ: putting back costs a millisecond, a small
+    # target's whole call.
+    differ = original_settings is not None and original_settings != now
+    own = [original_settings if differ else None, now if differ else None]
     runs = []
-    for t in (original, fixed):
-        compiled = torch.compile(t.fn, backend=backend)
+    for t, given in ((original, None), (fixed, fixed_compiled)):
+        compiled = given if given is not None else torch.compile(t.fn, backend=backend)
         runs.append(_calls_of(compiled, list(t.calls), grads))
-    for run in runs:  # cold: the compiles; then once warm, before anything is timed
-        run()
-        run()
-    ratios: list[float] = []
-    for r in range(rounds):
-        took = [0.0, 0.0]
-        order = (0, 1) if r % 2 == 0 else (1, 0)  # drift in the machine's load cancels
-        for i in order:
-            best = float("inf")
-            for _ in range(REPEATS):
-                t0 = time.perf_counter()
-                runs[i]()
-                best = min(best, time.perf_counter() - t0)
-            took[i] = best
-        ratios.append(took[1] / max(took[0], 1e-9))
+    try:
+        for i, run in enumerate(runs):  # cold: the compiles; then once warm, before timing
+            _put(own[i])
+            run()
+            run()
+        ratios: list[float] = []
+        for r in range(rounds):
+            took = [0.0, 0.0]
+            order = (0, 1) if r % 2 == 0 else (1, 0)  # drift in the machine's load cancels
+            for i in order:
+                _put(own[i])
+                best = float("inf")
+                for _ in range(REPEATS):
+                    t0 = time.perf_counter()
+                    runs[i]()
+                    best = min(best, time.perf_counter() - t0)
+                took[i] = best
+            ratios.append(took[1] / max(took[0], 1e-9))
+    finally:
+        _put(own[1])
     q1, _, q3 = statistics.quantiles(ratios, n=4)
     return SteadyTime(statistics.median(ratios), max(q3 - q1, MIN_NOISE), rounds)

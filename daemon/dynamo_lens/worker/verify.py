@@ -45,7 +45,6 @@ verified only when torch shows all of these:
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
 import os
@@ -54,14 +53,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
-from ..findings import RECOMPILE_SITE, Finding, Frame, Kind, SiteId
+from ..findings import RECOMPILE_SITE, Finding, Kind, SiteId
 from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
-from . import boundarycheck, lastcheck, modelstate, recompiles, selections, steadytime
+from . import boundarycheck, lastcheck, modelstate, selections, settings, steadytime
 from .breaks import anchor_of, find_breaks
 from .compiledseries import Series, compiled_series
 from .equivalence import compare, trains
@@ -70,6 +69,7 @@ from .fingerprint import changed as fingerprints_differ
 from .runnoise import RunNoise, effects_differ
 from .shadow import import_shadowed, shadowed
 from .usercode import Call, Target, import_file, purge_workspace_modules
+from .verifyrecompiles import RecompileCheck, recompile_gone, recompile_lines
 from .verifyruns import (
     Run,
     clone,
@@ -141,82 +141,6 @@ def _at_site(f: Finding, site: SiteId, rewrite: Rewrite) -> bool:
     return f.line == (rewrite.new_line(site[1]) if same_file else site[1])
 
 
-def _recompile_gone(
-    v: Verdict,
-    site: SiteId,
-    rewrite: Rewrite,
-    edited: Path,
-    original: _Recompiled,
-    fixed: Target,
-    ws: Workspace,
-    how: RecompileCheck,
-    anchor: Frame | None,
-    source: str,
-    bystander: bool = False,
-) -> bool:
-    """The recompile check again, on the rewrite: every call it made still runs (a call that
-    raises recompiles nothing, which proves nothing), nothing at the site's line, no line
-    recompiling that did not before, and torch compiled fewer frames for the same calls."""
-    now, compiles, error, found = _recompile_lines(fixed, ws, how, v.target, anchor)
-    before, compiles0, error0, _ = original
-    # Both must run every call: where the original's calls raise already, fewer compiles and
-    # no recompile prove nothing about the rewrite (it may raise earlier still).
-    why = error or (f"the original's calls raise: {error0}" if error0 else "")
-    if not v.add("calls still run", not why, why):
-        return False
-    same_file = os.path.realpath(site[0]) == os.path.realpath(edited)
-    at = (os.path.realpath(site[0]), (rewrite.new_line(site[1]) if same_file else site[1]) or 0)
-    # Fewer recompiles at the site, or none: a setting that makes a counter dynamic after its
-    # first change still recompiles once there, and compiles fewer frames (checked below).
-    left, was = now.get(at, 0), before.get((os.path.realpath(site[0]), site[1]), 0)
-    fewer_there = left == 0 or left < was or (bystander and left <= was)
-    said = "gone" if left == 0 else f"torch recompiles there {left} time(s), the original {was}"
-    if not v.add("fewer recompiles there", fewer_there, said):
-        # What recompiles there now may be another argument (a mask whose length varied with
-        # the size the rewrite marked): a chain tries its fix (engine/fixing.py).
-        v.uncovered = [f for f in found if (os.path.realpath(f.path), f.line) == at]
-        return False
-    moved = {(p, rewrite.new_line(ln) if p == os.path.realpath(edited) else ln) for p, ln in before}
-    # A line of the function an original site is in is the same frame's recompile, blamed on
-    # the guard torch now fails (``if x.size(0) == 6`` once the size is dynamic) rather than
-    # on the parameter: not moved elsewhere. ``fewer compiles`` below still decides.
-    mine = os.path.realpath(edited)
-    # The rewritten text's functions: the lines torch reports are the shadow's, not the file's.
-    spans = _function_spans(rewrite.apply(source))
-    home = {_innermost(spans, ln) for p, ln in moved if p == mine and ln is not None} - {None}
-    unseen = {k for k in now if k not in moved}
-    same_frame = {(p, ln) for p, ln in unseen if p == mine and _innermost(spans, ln) in home}
-    new = sorted(unseen - same_frame)
-    detail = ", ".join(f"{os.path.basename(p)}:{ln}" for p, ln in new[:3])
-    if not v.add("no new recompile site", not new, detail):
-        v.uncovered = [f for f in found if (os.path.realpath(f.path), f.line) in new]
-        return False
-    fewer = compiles < compiles0 or (bystander and compiles <= compiles0)
-    if not fewer:
-        # What still recompiles there may have a fix of its own (a number beside a size the
-        # rewrite made dynamic): a chain tries it (engine/fixing.py).
-        v.uncovered = [f for f in found if (os.path.realpath(f.path), f.line) in same_frame]
-    name = "no more compiles" if bystander else "fewer compiles"
-    return v.add(name, fewer, f"{compiles} frame(s) compiled, original {compiles0}")
-
-
-def _function_spans(text: str) -> list[tuple[int, int]]:
-    """(first line, last line) of every function ``text`` defines, outer before inner; none
-    where it does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    fns = (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return sorted(((n.lineno, n.end_lineno or n.lineno) for n in fns), key=lambda s: (s[0], -s[1]))
-
-
-def _innermost(spans: list[tuple[int, int]], line: int) -> tuple[int, int] | None:
-    """The innermost function span holding ``line``; None at module level."""
-    inside = [s for s in spans if s[0] <= line <= s[1]]
-    return inside[-1] if inside else None
-
-
 def _moved(keys: Counter[SiteId], rewrite: Rewrite, edited: Path) -> Counter[SiteId]:
     """The original's break keys at their lines in the rewritten file."""
     out: Counter[SiteId] = Counter()
@@ -225,49 +149,6 @@ def _moved(keys: Counter[SiteId], rewrite: Rewrite, edited: Path) -> Counter[Sit
         if new is not None:
             out[(p, new, gb)] += n
     return out
-
-
-@dataclass(frozen=True)
-class RecompileCheck:
-    """The recompile check's settings, as the check that found a recompile ran it."""
-
-    dynamic: bool | None
-    limit: int
-    probes: int
-
-
-class _Recompiled(NamedTuple):
-    lines: Counter[tuple[str, int]]  # where the recompile check finds recompiles, how many
-    compiles: int  # frames torch compiled
-    error: str  # the first call that raised, as said; "" when every call ran
-    findings: list[Finding]  # the check's recompile findings
-
-
-def _recompile_lines(
-    t: Target, ws: Workspace, how: RecompileCheck, label: str, anchor: Frame | None
-) -> _Recompiled:
-    """The recompile check's findings by line, the frames torch compiled, and whether a call
-    raised (where a variant raises, the check stops there)."""
-    result = recompiles.find_recompiles(
-        t,
-        ws,
-        name=label,
-        dynamic=how.dynamic,
-        limit=how.limit,
-        probes=how.probes,
-        compiled_frames=[t.path],
-        anchor=anchor,
-    )
-    found = [f for f in result.findings if f.kind is Kind.RECOMPILE]
-    lines: Counter[tuple[str, int]] = Counter()
-    for f in found:  # the recompiles torch made there, as the check counted them
-        lines[(os.path.realpath(f.path), f.line)] += int(f.data.get("recompiles") or 1)
-    error = ""
-    if result.errors:
-        exc, call = result.errors[0]
-        first = (str(exc).strip().splitlines() or [""])[0][:200]
-        error = f"{recompiles.describe_call(call)} raised {type(exc).__name__}: {first}"
-    return _Recompiled(lines, result.compiles, error, found)
 
 
 def _digest(path: Path) -> str:
@@ -351,20 +232,25 @@ def verify(
         moved_to = rewrite.new_line(anchor0.line)
         anchor1 = dataclasses.replace(anchor0, line=moved_to) if moved_to else None
     found0 = lastcheck.recall(str(path), original.name, calls[0], ws)
-    if found0 is None:
-        found0 = find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
-    before = _break_keys(found0)
     series = series_of(calls)
     rc_how = recompile_check or RecompileCheck(None, 8, 4)
     for_recompile = site[2] == RECOMPILE_SITE
     if for_recompile:
         modelstate.load(original.fn, state)
-        recompiled0 = _recompile_lines(original, ws, rc_how, label, anchor0)
+        recompiled0 = recompile_lines(original, ws, rc_how, label, anchor0, str(path))
+        if found0 is None and rc_how.dynamic is None and recompiled0.unbroken:
+            # Its first call, compiled as the trace would (static, then as torch decides),
+            # broke nowhere and no frame was skipped: the trace would find nothing.
+            found0 = []
+    if found0 is None:
+        found0 = find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
+    before = _break_keys(found0)
 
     originals = [*eager0, *extra]
     # The rule's own selections, checked in a text of their own (selections.py).
     problems = selections.arms(path, edited, source, rewrite, pick, ws, originals, grads)
 
+    outside = settings.save()  # torch's settings for the original: a shadow's import sets its own
     with shadowed(edited, rewrite.apply(source), ws):
         fixed = pick(import_shadowed(path, edited, ws))
         # A rewrite of the example's calls runs on the calls it builds; any other on the
@@ -375,15 +261,21 @@ def verify(
                 "calls still run", False, f"the example returns {len(mine)} calls, not {len(calls)}"
             )
             return v
-        modelstate.load(fixed.fn, state)
-        after = find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
         if for_recompile:
             modelstate.load(fixed.fn, state)
-            if not _recompile_gone(
-                v, site, rewrite, edited, recompiled0, fixed, ws, rc_how, anchor1, source, bystander
-            ):
+            recompiled1 = recompile_lines(fixed, ws, rc_how, label, anchor1)
+            gone, v.uncovered = recompile_gone(
+                v.add, site, rewrite, edited, recompiled0, recompiled1, source, bystander
+            )
+            if not gone:
                 return v
-        else:
+        # As for the original: a recompile check that broke nowhere is the trace's answer.
+        unbroken = for_recompile and rc_how.dynamic is None and recompiled1.unbroken
+        modelstate.load(fixed.fn, state)
+        after = (
+            [] if unbroken else find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
+        )
+        if not for_recompile:
             gone = not any(_at_site(f, site, rewrite) for f in after)
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
                 return v
@@ -462,15 +354,26 @@ def verify(
         series = [*series, *((r.call, r.start, r.seed) for r in paths)]
         mine_series = series_of(mine) if rewrite.edits_calls else series
         modelstate.load(fixed.fn, state)
-        fixed_series = compiled_series(fixed, mine_series, backend, grads, ws, label, anchor1)
+        timed = for_recompile and not bystander  # its compile is timed below: kept
+        fixed_series = compiled_series(
+            fixed, mine_series, backend, grads, ws, label, anchor1, keep=timed
+        )
         diffs_c = _compiled_differences(fixed_series, eager0[0], paths, grads, noise, rewrite)
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v
-        if for_recompile and not bystander:
+        if timed:
             # Fewer frames, but no slower once warm: measured with the user's backend, last
             # (the calls it runs are the example's own, which a model may write into). Not a
             # bystander's: two equal versions timed side by side differ by noise now and then.
-            steady = steadytime.measure(original, fixed, backend, grads)
+            # The fix's compile is the one its calls above made (torch's caches kept).
+            steady = steadytime.measure(
+                original,
+                fixed,
+                backend,
+                grads,
+                fixed_compiled=fixed_series.compiled,
+                original_settings=outside,
+            )
             v.timing = steady.said()
             if not v.add("no slower", steady.ok, f"{v.timing}, over {steady.rounds} rounds"):
                 return v
@@ -479,7 +382,16 @@ def verify(
     again = [f for f in fixed_series.breaks if _at_site(f, site, rewrite)]
     later = set(_break_keys(fixed_series.breaks)) - set(moved)
     orig_series: Series | None = None
-    if later or fixed_series.recompiles:
+    # The original's recompiles over the series are at least its recompile check's over the
+    # declared calls, compiled as the series compiles (``dynamic`` unset): the series makes the
+    # same calls in the same order, after calls of the first one's shapes, and a backend only
+    # adds guards. No more than those, the original's series need not run to be outdone.
+    floor = (
+        recompiled0.recompiles
+        if for_recompile and len(calls) >= 2 and rc_how.dynamic is None and not recompiled0.error
+        else -1
+    )
+    if later or fixed_series.recompiles > max(floor, 0):
         modelstate.load(original.fn, state)
         orig_series = compiled_series(original, series, backend, grads, ws, label, anchor0)
         later -= set(_moved(_break_keys(orig_series.breaks), rewrite, edited))
@@ -503,8 +415,11 @@ def verify(
             return v
     else:
         recompiles1 = fixed_series.recompiles
-        recompiles0 = orig_series.recompiles if orig_series is not None else 0
-        detail = f"{recompiles1} recompile(s) over {len(series)} calls, original {recompiles0}"
+        recompiles0 = orig_series.recompiles if orig_series is not None else max(floor, 0)
+        least = "at least " if orig_series is None and floor > 0 else ""
+        detail = (
+            f"{recompiles1} recompile(s) over {len(series)} calls, original {least}{recompiles0}"
+        )
         if not v.add("no new recompile", recompiles1 <= recompiles0, detail):
             return v
     # The verdict holds for the bytes it was given: a file that changed while it ran has none.

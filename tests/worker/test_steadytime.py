@@ -1,0 +1,43 @@
+"""The steady-time check of a recompile's fix times each version under its own settings: a fix
+that is a setting (made while the shadow imports) must not be timed against an original that
+compiles with it too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from dynamo_lens.worker import settings, steadytime
+from dynamo_lens.worker.usercode import Call, Target
+
+
+def original(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+def fixed(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+def test_each_version_compiles_and_runs_under_its_own_settings() -> None:
+    seen: list[tuple[str, bool]] = []
+
+    def recording(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        code = next(n.meta.get("stack_trace", "") for n in gm.graph.nodes if n.op != "placeholder")
+        who = "fixed" if "in fixed" in code else "original"
+        seen.append((who, bool(torch._dynamo.config.capture_scalar_outputs)))
+        return gm.forward
+
+    calls = [Call((torch.ones(3),), {})]
+    t0 = Target("o", original, calls, __file__, 14, "example")
+    t1 = Target("f", fixed, calls, __file__, 18, "example")
+    torch._dynamo.reset()
+    before = settings.save()  # the original's: the setting off
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):  # the fix's, as a shadow sets
+        got = steadytime.measure(t0, t1, recording, False, rounds=3, original_settings=before)
+        # The fix's settings are in place again afterwards.
+        assert torch._dynamo.config.capture_scalar_outputs
+    torch._dynamo.reset()
+    assert ("original", False) in seen and ("fixed", True) in seen, seen
+    assert ("original", True) not in seen and ("fixed", False) not in seen, seen
+    assert got.rounds == 3 and got.ratio > 0
