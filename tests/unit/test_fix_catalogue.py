@@ -67,8 +67,11 @@ def test_a_logger_call_is_guarded_and_a_literal_warning_is_said_from_the_graph()
     ast.parse(new)
     assert "    _say_in_graph('warn', 'careful', 'UserWarning')\n" in new
     assert "reorderable_logging_functions" not in new
-    # A print of values: skipping it always shows, and no op prints a tensor as print does.
-    assert propose(_break(_line("print(")), SRC, in_workspace=True) == []
+    # A print of a shape: made from the real tensor where the graph runs (a size torch keeps
+    # symbolic is not read while it traces).
+    (rw,) = propose(_break(_line('print("h"')), SRC, in_workspace=True)
+    assert rw.rule == "defer-output"
+    assert "    _print_in_graph('h {0.shape}', [h])\n" in rw.apply(SRC)
 
 
 def test_lines_move_by_what_the_rewrite_adds() -> None:
@@ -325,10 +328,12 @@ def f(h, ids):
 """
 
 
-def test_an_if_that_only_outputs_is_guarded_whole() -> None:
-    rw = only_rewrite(MORE, "if 0 in ids")
-    assert rw.rule == "guard-output" and rw.end == rw.start + 1
-    assert rw.text.splitlines()[1] == "        if 0 in ids[:, [-1, 0]]:"
+def test_an_if_that_only_outputs_is_guarded_whole_or_said_where_its_test_holds() -> None:
+    guard, said = propose(break_at(MORE, "if 0 in ids"), MORE, in_workspace=True)
+    assert guard.rule == "guard-output" and guard.end == guard.start + 1
+    assert guard.text.splitlines()[1] == "        if 0 in ids[:, [-1, 0]]:"
+    assert said.rule == "output-if" and said.selects and said.branch == guard.start
+    assert "(ids[:, [-1, 0]] == 0).any(), __name__, 'warning'" in said.apply(MORE)
 
 
 def test_a_helper_value_that_opens_the_branch_is_computed_before_the_selection() -> None:
@@ -344,8 +349,7 @@ def test_a_helper_value_that_opens_the_branch_is_computed_before_the_selection()
 def test_a_frame_torch_skipped_after_a_break_gets_the_breaks_rewrite() -> None:
     f = break_at(MORE, "if 0 in ids")
     f.kind = Kind.FALLBACK  # a break in a loop: torch runs the whole frame eagerly
-    (rw,) = propose(f, MORE, in_workspace=True)
-    assert rw.rule == "guard-output"
+    assert [rw.rule for rw in propose(f, MORE, in_workspace=True)] == ["guard-output", "output-if"]
     f.kind = Kind.RECOMPILE
     assert propose(f, MORE, in_workspace=True) == []
 

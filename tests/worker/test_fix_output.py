@@ -219,3 +219,86 @@ def test_a_showwarning_the_users_code_installs_does_not_hide_its_warnings() -> N
     ).stdout.splitlines()
     said = "['FutureWarning: return_dict=False is deprecated']"
     assert out == [said, said], out
+
+
+SHAPES_AND_PADDING = """import logging
+
+import torch
+from torch import nn
+
+logger = logging.getLogger(__name__)
+
+
+class Encoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.embed(ids)
+        print(f"embedded: {h.shape} {h.dtype}")  # here: shapes
+        if 0 in ids[:, [-1, 0]]:  # here: padding
+            logger.warning("pass an attention mask")
+        return h.sum(-1)
+
+
+def compile_example():
+    ids = torch.tensor([[0, 5, 7, 0], [3, 4, 5, 6]])
+    return Encoder(), (ids,)
+"""
+
+
+def test_a_print_of_shapes_and_a_warning_under_a_tensor_test_are_said_from_the_graph(
+    ws: Path,
+) -> None:
+    """A debug print of a tensor's shape and dtype, and HF's padding warning (``if pad in
+    ids[:, [-1, 0]]: logger.warning(...)``): the print's text is made where the graph runs
+    from the real tensor (an f-string of a size torch keeps symbolic would recompile for each
+    new size), and the warning is logged there where the test holds. Both verified, over
+    inputs that take each path of the test; torch then finds no break, compiles no frame more
+    over growing sizes than the original, and prints and logs what the original did."""
+    (ws / "enc.py").write_text(SHAPES_AND_PADDING)
+    doc = _fix(ws, "enc.py", "--apply")
+    applied = {f["rule"]: f for f in doc["applied"]}  # type: ignore[union-attr]
+    assert set(applied) == {"defer-output", "output-if"}, doc
+    assert applied["output-if"]["claim"].startswith("equal on"), applied["output-if"]
+    assert "both paths" in applied["output-if"]["claim"], applied["output-if"]
+    text = (ws / "enc.py").read_text()
+    assert "_print_in_graph('embedded: {0.shape} {0.dtype}', [h])  # here: shapes" in text
+    assert "_log_if_in_graph((ids[:, [-1, 0]] == 0).any(), __name__, 'warning'" in text
+    assert _breaks(ws, "enc.py") == []
+    probe = (
+        "import importlib.util, logging, sys, torch\n"
+        "from torch._dynamo.testing import CompileCounter\n"
+        "logging.basicConfig(format='LOG %(message)s')\n"
+        "out = []\n"
+        "for path in sys.argv[1:]:\n"
+        "    s = importlib.util.spec_from_file_location('enc', path)\n"
+        "    m = importlib.util.module_from_spec(s); s.loader.exec_module(m)\n"
+        "    torch._dynamo.reset()\n"
+        "    model, _ = m.compile_example(); cnt = CompileCounter()\n"
+        "    f = torch.compile(model, backend=cnt)\n"
+        "    for n in (3, 4, 5, 6):\n"
+        "        ids = torch.arange(2 * n).reshape(2, n) % 10\n"
+        "        f(ids); print('---')\n"
+        "    print('frames', cnt.frame_count)\n"
+    )
+    (ws / "orig_enc.py").write_text(SHAPES_AND_PADDING)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", probe, str(ws / name)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        for name in ("orig_enc.py", "enc.py")
+    ]
+    (ws / "orig_enc.py").unlink()
+    orig, fixed = runs
+    assert orig.returncode == 0 and fixed.returncode == 0, (orig.stderr, fixed.stderr)
+    said = [r.stdout.rsplit("frames", 1)[0] for r in runs]
+    assert said[0] == said[1] and "embedded: torch.Size([2, 6, 4]) torch.float32" in said[1]
+    logged = [[ln for ln in r.stderr.splitlines() if ln.startswith("LOG ")] for r in runs]
+    assert logged[0] == logged[1] and len(logged[1]) == 4, logged  # ids hold a 0 each time
+    frames = [int(r.stdout.rsplit("frames", 1)[1]) for r in runs]
+    assert frames[1] <= frames[0], frames

@@ -9,6 +9,13 @@ Each rule matches one code pattern at the break's line, whatever torch's wording
   the same text printed or warned where the graph runs, in an inlined module too. (Not torch's
   ``reorderable_logging_functions``: a setting of the whole process, which defers every
   compiled print, shows values as they are after the graph, and drops calls in inlined frames.)
+  A print of what tensors are (``print(f"h: {h.shape}")``: shape, dtype, device, ndim)
+  becomes ``_print_in_graph("h: {0.shape}", [h])``: the text made from the real tensors where
+  the graph runs, never from a size torch keeps symbolic while tracing.
+- ``output-if``: such output (or a logger call ``defer-log`` takes) as the only statement of an
+  ``if <tensor test>:`` without ``else`` becomes ``_say_if_in_graph``/``_log_if_in_graph``
+  with the test as a tensor (``a in t`` as ``(t == a).any()``): said where the test holds.
+  Verified over inputs that take each path.
 - ``defer-log``: ``logger.warning("msg")`` (a logger the file binds at its top level, a
   literal message) becomes a call of ``_log_in_graph``, a custom op the rule adds after the
   imports: the same record, to the same logger, where the graph runs, in an inlined module too.

@@ -393,7 +393,10 @@ def find_recompiles(
     probes: int,
     compiled_frames: list[str],
     anchor: Frame | None = None,
+    measure: bool = True,
 ) -> RecompileResult:
+    """``measure``: a recompile seen once gets one more call that tells whether it repeats
+    (the finding's severity); verification, which counts compiles only, skips it."""
     declared = len(target.calls) >= 2
     grad = runs_with_grad(target.fn, target.calls[0])
     names = parameter_names(target.fn)
@@ -472,7 +475,7 @@ def find_recompiles(
             hit = [g for g in touched if frame in g.frames] or touched
             if hit:
                 max(hit, key=lambda g: g.count).limit_hit = True
-        if declared:
+        if declared and measure:
             for group in {id(g): g for g in touched}.values():
                 if group.count == 1 and not group.limit_hit:
                     _measure(group, compiled, fam, grad, limit, parse)

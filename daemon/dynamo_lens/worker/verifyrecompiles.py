@@ -62,6 +62,7 @@ def recompile_lines(
             probes=how.probes,
             compiled_frames=[t.path],
             anchor=anchor,
+            measure=False,  # how severe a recompile is: the analysis's question, not this one's
         )
     found = [f for f in result.findings if f.kind is Kind.RECOMPILE]
     lines: Counter[tuple[str, int]] = Counter()
