@@ -408,10 +408,21 @@ def test_torch_equal_selects_on_equal_shapes_and_elements() -> None:
     )
     rw = only_rewrite(src, "if torch.equal")
     assert rw.rule == "torch-where" and rw.exact
+    # The shapes' test stays Python (static while tracing): tensors of other shapes never
+    # meet in torch.where, where the original's other arm would have run.
     assert rw.text == (
-        "    cond = ((mask == cached).all() if mask.shape == cached.shape "
-        "else mask.new_zeros((), dtype=torch.bool))\n"
-        "    bias = torch.where(cond, bias * 0, bias)\n"
+        "    if mask.shape == cached.shape:\n"
+        "        bias = torch.where((mask == cached).all(), bias * 0, bias)\n"
+    )
+    with_else = src.replace(
+        "    return bias", "    else:\n        bias = bias + 1\n    return bias"
+    )
+    rw = only_rewrite(with_else, "if torch.equal")
+    assert rw.text == (
+        "    if mask.shape == cached.shape:\n"
+        "        bias = torch.where((mask == cached).all(), bias * 0, bias + 1)\n"
+        "    else:\n"
+        "        bias = bias + 1\n"
     )
 
 

@@ -41,3 +41,21 @@ def test_each_version_compiles_and_runs_under_its_own_settings() -> None:
     assert ("original", False) in seen and ("fixed", True) in seen, seen
     assert ("original", True) not in seen and ("fixed", False) not in seen, seen
     assert got.rounds == 3 and got.ratio > 0
+
+
+def slow(x: torch.Tensor) -> torch.Tensor:
+    for _ in range(200):
+        x = x * 1.0001
+    return x
+
+
+def test_a_fix_clearly_slower_is_refused_without_a_second_look() -> None:
+    calls = [Call((torch.ones(64),), {})]
+    t0 = Target("o", original, calls, __file__, 14, "example")
+    t1 = Target("f", slow, calls, __file__, 42, "example")
+    torch._dynamo.reset()
+    got = steadytime.measure(t0, t1, "eager", False, rounds=5)
+    torch._dynamo.reset()
+    # Far beyond any spread: judged on the first rounds, and said.
+    assert not got.ok and got.ratio > 1 + steadytime.MAX_SLOWER and got.rounds == 5, got
+    assert got.said().startswith("steady time ")

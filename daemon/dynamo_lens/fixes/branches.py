@@ -192,10 +192,8 @@ def _stacked(source: str, expr: ast.expr) -> str | None:
     )
 
 
-def _equal(source: str, expr: ast.expr) -> str | None:
-    """``torch.equal(a, b)`` (a Python bool) as a tensor: equal shapes (known while tracing,
-    so no break) and every element equal. ``a`` and ``b`` are names or attributes: each is
-    read twice."""
+def _equal_args(source: str, expr: ast.expr) -> tuple[str, str] | None:
+    """The two tensors of ``torch.equal(a, b)``, names or attributes (each is read twice)."""
     if not (
         isinstance(expr, ast.Call)
         and ast.unparse(expr.func) == "torch.equal"
@@ -205,8 +203,16 @@ def _equal(source: str, expr: ast.expr) -> str | None:
     ):
         return None
     a, b = (ast.get_source_segment(source, x) for x in expr.args)
-    if a is None or b is None:
+    return None if a is None or b is None else (a, b)
+
+
+def _equal(source: str, expr: ast.expr) -> str | None:
+    """``torch.equal(a, b)`` (a Python bool) as a tensor: equal shapes (known while tracing,
+    so no break) and every element equal."""
+    found = _equal_args(source, expr)
+    if found is None:
         return None
+    a, b = found
     return (
         f"(({a} == {b}).all() if {a}.shape == {b}.shape else {a}.new_zeros((), dtype=torch.bool))"
     )
@@ -279,14 +285,20 @@ def torch_where(at: At) -> Rewrite | None:
         return None
     if any(unsafe_gradients(h) for h in helpers):
         return None
-    cond = tensor_condition(source, test)
+    # ``if torch.equal(a, b):`` alone: the shapes' test stays a Python ``if`` around the
+    # selection, as a dtype's does, so tensors of other shapes never meet in ``torch.where``
+    # (the original's other arm runs there, and raises what it raised).
+    equal = None if static else _equal_args(source, test)
+    cond = f"({equal[0]} == {equal[1]}).all()" if equal else tensor_condition(source, test)
     indent, comment = indent_and_comment(source, node, node.test)
     if cond is None or "\n" in cond:
         return None
-    wrap = _static_wrap(source, static, indent, comment, name if then is not None else None, after)
+    gate = f"{equal[0]}.shape == {equal[1]}.shape" if equal else None
+    assigned = name if then is not None else None
+    wrap = _static_wrap(source, static, indent, comment, assigned, after, gate)
     if wrap is None:
         return None
-    if static:
+    if static or gate:
         indent, comment = indent + indent_step(indent), ""
     text = "".join(f"{indent}{ast.get_source_segment(source, h)}\n" for h in helpers)
     needs_flag = any(unsafe_gradients(a) for a in arms)
@@ -324,18 +336,25 @@ def _static_wrap(
     comment: str,
     name: str | None,
     after: ast.expr | None,
+    gate: str | None = None,
 ) -> tuple[str, str] | None:
     """What goes before and after the selection where the condition opens with Python tests
-    (``split_static``): ``if <those>:`` and, where the original had another arm, that arm as
-    the original wrote it (``else: x = b``, or the ``return b`` that followed)."""
-    if not static:
+    (``split_static``; ``gate``, one the rule made): ``if <those>:`` and, where the original
+    had another arm, that arm as the original wrote it (``else: x = b``, or the ``return b``
+    that followed)."""
+    if not static and gate is None:
         return "", ""
     parts = [ast.get_source_segment(source, v) for v in static]
     if any(p is None or "\n" in p for p in parts):
         return None
     said = " and ".join(
-        f"({p})" if isinstance(v, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) else str(p)
-        for p, v in zip(parts, static, strict=True)
+        [
+            *(
+                f"({p})" if isinstance(v, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) else str(p)
+                for p, v in zip(parts, static, strict=True)
+            ),
+            *([gate] if gate else []),
+        ]
     )
     other = "" if after is None else ast.get_source_segment(source, after)
     if other is None or "\n" in other:

@@ -6,8 +6,9 @@ in alternating order, each side's time in a round the fastest of ``REPEATS`` (in
 ever adds time), each round's pair a ratio. The fix passes when the median ratio is no worse
 than the spread of the ratios (their interquartile range, at least ``MIN_NOISE``), and never
 more than ``MAX_SLOWER`` slower however noisy the machine: a difference the machine's own noise
-could make is not held against it, a clear slowdown is. The measured change goes into the
-fix's title.
+could make is not held against it, a clear slowdown is. A fix that comes out slower by less
+than ``MAX_SLOWER`` but by more than the spread is timed for as many rounds again and judged on
+all of them. The measured change goes into the fix's title.
 """
 
 from __future__ import annotations
@@ -84,13 +85,10 @@ def measure(
     for t, given in ((original, None), (fixed, fixed_compiled)):
         compiled = given if given is not None else torch.compile(t.fn, backend=backend)
         runs.append(_calls_of(compiled, list(t.calls), grads))
-    try:
-        for i, run in enumerate(runs):  # cold: the compiles; then once warm, before timing
-            _put(own[i])
-            run()
-            run()
-        ratios: list[float] = []
-        for r in range(rounds):
+    ratios: list[float] = []
+
+    def more(n: int) -> SteadyTime:
+        for r in range(n):
             took = [0.0, 0.0]
             order = (0, 1) if r % 2 == 0 else (1, 0)  # drift in the machine's load cancels
             for i in order:
@@ -102,7 +100,20 @@ def measure(
                     best = min(best, time.perf_counter() - t0)
                 took[i] = best
             ratios.append(took[1] / max(took[0], 1e-9))
+        q1, _, q3 = statistics.quantiles(ratios, n=4)
+        return SteadyTime(statistics.median(ratios), max(q3 - q1, MIN_NOISE), len(ratios))
+
+    try:
+        for i, run in enumerate(runs):  # cold: the compiles; then once warm, before timing
+            _put(own[i])
+            run()
+            run()
+        got = more(rounds)
+        if not got.ok and got.ratio - 1 <= MAX_SLOWER:
+            # Slower by less than the bound, but more than this spread: a second look, as
+            # many rounds again, decides on all of them (a verdict the machine's noise flips
+            # from one run to the next is no verdict).
+            got = more(rounds)
     finally:
         _put(own[1])
-    q1, _, q3 = statistics.quantiles(ratios, n=4)
-    return SteadyTime(statistics.median(ratios), max(q3 - q1, MIN_NOISE), rounds)
+    return got
