@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 from dynamo_lens.findings import Finding, Frame, Kind, Severity
 from dynamo_lens.fixes.catalogue import Rewrite, propose
 from support.fix_cases import break_at, only_rewrite
@@ -520,3 +521,24 @@ def test_a_logger_call_logs_from_inside_the_graph_through_an_op_added_once() -> 
     ):
         found = propose(break_at(src, "logger.warning_once"), src, in_workspace=True)
         assert "defer-log" not in [r.rule for r in found]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '        raise ValueError("neg")\n',  # check-in-graph
+        "        y = x * 2\n",  # torch-where
+        '        print("pos")\n',  # output-if
+    ],
+)
+def test_no_rule_rewrites_an_elif_as_if_the_tests_before_it_were_not_there(body: str) -> None:
+    """Replacing an ``elif``'s lines would run it whatever the earlier tests said (hostile
+    review: an ``elif (mask == 0).all()`` became a bare call that crashed on ``mask=None``)."""
+    src = (
+        "import torch\n\n\ndef f(x, m=None):\n    y = x\n    if m is None:\n        y = x\n"
+        f"    elif (x < 0).any():\n{body}    return y\n"
+    )
+    assert propose(break_at(src, "elif"), src, in_workspace=True) == []
+    # The same test as an ``if`` of its own is still taken.
+    plain = src.replace("    elif (x < 0)", "    if (x < 0)")
+    assert propose(break_at(plain, "if (x < 0)"), plain, in_workspace=True) != []

@@ -371,3 +371,73 @@ def test_a_fix_of_one_examples_calls_leaves_the_files_other_targets_no_worse(
     _, after, _ = check_json("m.py", "--checks", "recompiles", cwd=tmp_path)
     assert all(not t.get("error") for t in after["targets"]), after["targets"]
     assert not [f for f in after["findings"] if f["kind"] == "error"], after["findings"]
+
+
+GRAD_PATH = """import torch
+
+
+def f(x, n):
+    k = x.shape[0]
+    y = x * n  # here: n varies
+    if torch.is_grad_enabled():
+        y = y * float(k * n)
+    return y
+
+
+def compile_example():
+    x = torch.randn(4)
+    return [(f, (x, 2)), (f, (x, 3)), (f, (x, 4))]
+"""
+
+MOVED_BUFFER = """import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+        self.register_buffer("seen", torch.zeros(()))
+
+    def forward(self, x, n):
+        self.seen.add_(1.0)
+        y = self.lin(x)
+        if self.seen > 2.5:
+            y = y * n
+        return y
+
+
+def compile_example():
+    torch.manual_seed(0)
+    m = M()
+    x = torch.randn(8, 16)
+    return [(m, (x, 2)), (m, (x, 3)), (m, (x, 4))]
+"""
+
+
+def test_a_check_run_without_gradients_does_not_stand_for_the_trace(ws: Path) -> None:
+    """The recompile check runs a plain function without gradients; the trace, as the user
+    runs it, with them, and there the fix's 0-d tensor meets ``float(k * n)``: a break. The
+    check's seeing no break must not stand for the trace's (hostile review)."""
+    (ws / "grad_path.py").write_text(GRAD_PATH)
+    doc = fix_json(ws, "grad_path.py", "--apply")
+    assert not [f for f in doc["applied"] if f["rule"] == "scalar-tensor"], doc  # type: ignore[union-attr]
+    tried = [f for f in doc["fixes"] if f["rule"] == "scalar-tensor"]  # type: ignore[union-attr]
+    assert tried and not tried[0]["verified"], doc
+    failed = [c for c in tried[0]["checks"] if not c["ok"]]
+    assert failed[0]["name"] == "no new break", failed
+    assert (ws / "grad_path.py").read_text() == GRAD_PATH
+
+
+def test_a_check_the_analysis_ran_from_another_state_is_not_reused(ws: Path) -> None:
+    """The analysis's trace moves a buffer before its recompile check, and a break lets that
+    value choose what torch compiles: the verification's original starts from the example's
+    state, so it checks again rather than take the analysis's count (hostile review: a
+    process-wide setting verified on a stale count)."""
+    (ws / "moved_buffer.py").write_text(MOVED_BUFFER)
+    doc = fix_json(ws, "moved_buffer.py")
+    (setting,) = [f for f in doc["fixes"] if f["rule"] == "dynamic-setting"]  # type: ignore[union-attr]
+    checks = {c["name"]: (c["ok"], c["detail"]) for c in setting["checks"]}
+    # Torch's count from the example's own state: the setting compiles as many frames.
+    assert checks["fewer compiles"] == (False, "3 frame(s) compiled, original 3"), checks
+    assert not setting["verified"], setting

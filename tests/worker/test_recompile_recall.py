@@ -52,7 +52,7 @@ def _target(ws: Workspace, ns: tuple[int, ...] = (2, 3)) -> Target:
 
 
 def _checked(ws: Workspace, t: Target) -> recompiles.RecompileResult:
-    context = lastcheck.recompile_context(t, HOW)
+    context = lastcheck.recompile_context(t, HOW, ws)
     res = recompiles.find_recompiles(
         t, ws, name=t.name, dynamic=None, limit=8, probes=4, compiled_frames=[t.path]
     )
@@ -96,3 +96,25 @@ def test_a_check_that_broke_or_skipped_does_not_stand_for_the_trace(ws: Workspac
     assert not verifyrecompiles.recompile_lines(t, ws, how, "broken", None).unbroken
     whole = Target("whole", m.Counted(), _target(ws).calls, path, 5, "example")
     assert verifyrecompiles.recompile_lines(whole, ws, how, "whole", None).unbroken
+
+
+def test_a_check_that_broke_is_never_recalled(ws: Workspace) -> None:
+    """After a break a tensor's value can choose what torch compiles, and the context holds
+    no values: such a check runs again."""
+    m = import_file(ws.root / "model.py", ws)
+    path = str(ws.root / "model.py")
+    calls = [Call((torch.ones(2),), {}), Call((torch.ones(3),), {})]
+    t = Target("broken", m.broken, calls, path, 16, "example")
+    res = _checked(ws, t)
+    assert not res.unbroken
+    assert lastcheck.recall_recompiles(path, t, ws, HOW) is None
+
+
+def test_a_module_global_a_call_reads_is_part_of_what_it_started_from(ws: Workspace) -> None:
+    (ws.root / "model.py").write_text(MODEL + "\nLIMIT = 3\n")
+    purge_workspace_modules(ws)
+    sys.modules.pop("model", None)
+    t = _target(ws)
+    context = lastcheck.recompile_context(t, HOW, ws)
+    sys.modules[type(t.fn).__module__].LIMIT = 4  # a call moved it
+    assert lastcheck.recompile_context(t, HOW, ws) != context

@@ -105,7 +105,7 @@ from . import (
     swaps,
 )
 from .registry import FIXABLE, RULES, At, ordered
-from .rewrite import Rewrite, imports_torch, statement_at, with_comments
+from .rewrite import Rewrite, imports_torch, is_elif, statement_at, with_comments
 
 __all__ = [
     "FAMILIES",
@@ -138,9 +138,12 @@ def propose(
     if not imports_torch(tree):
         return []
     at = At(finding, source, tree, statement_at(tree, finding.line), compile_args)
+    # A statement rule replaces the statement's lines: an ``elif``'s would then run whatever
+    # the tests before it said (a rule would have to rebuild the chain; none does).
+    elif_ = is_elif(source, at.node)
     out = []
     for rule in ordered():
-        if finding.kind not in rule.kinds or (rule.statement and at.node is None):
+        if finding.kind not in rule.kinds or (rule.statement and (at.node is None or elif_)):
             continue
         rw = rule.fn(at)
         if rw is None:

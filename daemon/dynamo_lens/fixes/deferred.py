@@ -356,10 +356,13 @@ def _tensor_test(source: str, test: ast.expr) -> str | None:
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op, right = test.ops[0], test.comparators[0]
         if isinstance(op, (ast.In, ast.NotIn)):
-            # Read in the other order (``t`` first): only reads, which no order changes.
+            # Read in the other order (``t`` first): only reads, which no order changes. And
+            # ``t`` not a list the code writes (``tok in [0, 1]``): Python's ``in``, no tensor.
             if not all(
                 isinstance(n, _READS) for side in (test.left, right) for n in ast.walk(side)
             ):
+                return None
+            if isinstance(right, (ast.List, ast.Tuple, ast.Constant)):
                 return None
             a = ast.get_source_segment(source, test.left)
             t = ast.get_source_segment(source, right)

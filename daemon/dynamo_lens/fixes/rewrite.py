@@ -158,6 +158,14 @@ def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
     return best
 
 
+def is_elif(source: str, node: ast.stmt | None) -> bool:
+    """Whether ``node`` is an ``elif``: an ``If`` the parser puts alone in its parent's
+    ``orelse``. Replacing its lines would run it whatever the earlier tests said."""
+    if not isinstance(node, ast.If):
+        return False
+    return source_lines(source)[node.lineno - 1].lstrip().startswith("elif")
+
+
 def lines_of(source: str, node: ast.stmt) -> list[str]:
     lines = source_lines(source)
     return lines[node.lineno - 1 : (node.end_lineno or node.lineno)]

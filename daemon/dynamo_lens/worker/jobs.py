@@ -347,7 +347,7 @@ class _TargetRun:
     def _recompiles(self, dynamic: bool | None) -> None:
         t = self.target
         how = (dynamic, self.cfg.recompile_limit, self.cfg.recompile_probes)
-        context = lastcheck.recompile_context(t, how)
+        context = lastcheck.recompile_context(t, how, self.ws)
         res = recompiles.find_recompiles(
             t,
             self.ws,

@@ -15,7 +15,10 @@ time, never a wrong verdict.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
+import sys
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,16 +102,20 @@ def recall(path: str, target: str, call: Call, ws: Workspace) -> list[Finding] |
     return list(kept.findings)
 
 
-def recompile_context(t: Target, how: tuple[Any, ...]) -> str:
+def recompile_context(t: Target, how: tuple[Any, ...], ws: Workspace) -> str:
     """What a recompile check of ``t`` depends on besides the files, described before it runs:
     torch's settings, the check's own (``how``: dynamic, limit, probes), each call's inputs as
     torch guards on them (a tensor's dtype, shape, strides and the dimensions marked dynamic; a
-    number's value; an object's attributes) and what the target holds but its floating values
-    (an int attribute, a counter, a flag). Not torch's random generator: a draw moves it but
-    guards on none of it."""
+    number's value; an object's attributes), what the target holds but its floating values (an
+    int attribute, a counter, a flag), its classes' attributes, a function's closure and the
+    plain values of every workspace module (a counter a call moves anywhere torch guards on).
+    Not tensors' values: a check is recalled only where its calls broke nowhere, and without a
+    break no value chose a path. Not torch's random generator: a draw moves it but guards on
+    none of it."""
     h = hashlib.sha1()
     h.update(settings.fingerprint())
     h.update(repr(how).encode())
+    h.update(_held_elsewhere(t.fn, ws).encode())
     for call in t.calls:
         h.update(b"|call")
         for leaf in tree_flatten((call.args, call.kwargs))[0]:
@@ -124,6 +131,44 @@ def recompile_context(t: Target, how: tuple[Any, ...]) -> str:
     return h.hexdigest()
 
 
+def _held_elsewhere(fn: Any, ws: Workspace) -> str:
+    """The plain values a call can read besides the target's own attributes: its modules'
+    classes' attributes, a function's closure, and the workspace modules' globals."""
+    said: list[str] = []
+    objs = list(fn.modules()) if isinstance(fn, torch.nn.Module) else [fn]
+    for obj in objs:
+        for cls in type(obj).__mro__:
+            if cls.__module__.startswith(("torch.", "builtins")):
+                continue
+            for k, v in vars(cls).items():
+                if not k.startswith("__") and not callable(v) and not isinstance(v, property):
+                    said.append(f"{cls.__qualname__}.{k}={describe(v)}")
+    for cell in getattr(inspect.unwrap(fn), "__closure__", None) or ():
+        try:
+            said.append(describe(cell.cell_contents))
+        except ValueError:  # an empty cell
+            said.append("<empty>")
+    # The workspace modules its code is defined in, and those they import (not every module
+    # the warm worker holds: another file's would make the same check look different).
+    todo = [
+        sys.modules.get(getattr(o, "__module__", "") or type(o).__module__) for o in [fn, *objs]
+    ]
+    seen: dict[str, types.ModuleType] = {}
+    while todo:
+        module = todo.pop()
+        path = getattr(module, "__file__", None)
+        if module is None or module.__name__ in seen or not path or not ws.contains(path):
+            continue
+        seen[module.__name__] = module
+        todo += [v for v in vars(module).values() if isinstance(v, types.ModuleType)]
+    for name, module in sorted(seen.items()):
+        for k, v in sorted(vars(module).items()):
+            if k.startswith("__") or callable(v) or isinstance(v, types.ModuleType):
+                continue
+            said.append(f"{name}.{k}={describe(v)}")
+    return "|".join(said)
+
+
 def remember_recompiles(
     path: str, t: Target, ws: Workspace, context: str, result: RecompileResult
 ) -> None:
@@ -137,6 +182,8 @@ def recall_recompiles(
 ) -> RecompileResult | None:
     """The last recompile check of ``t``, if it started from what ``t`` is now; else None."""
     kept = _COMPILED.get((os.path.realpath(path), t.name))
-    if kept is None or not _same_files(kept.files, ws):
+    # Only a check that broke nowhere: a break lets a tensor's value (a buffer an earlier call
+    # moved) choose what torch compiles next, and the context holds no values.
+    if kept is None or not kept.result.unbroken or not _same_files(kept.files, ws):
         return None
-    return kept.result if kept.context == recompile_context(t, how) else None
+    return kept.result if kept.context == recompile_context(t, how, ws) else None

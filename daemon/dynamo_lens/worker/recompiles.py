@@ -358,6 +358,23 @@ class RecompileResult:
     variants: list[str]
     cap_breaks: list[TraceCapture] = field(default_factory=list)
     errors: list[tuple[BaseException, Call]] = field(default_factory=list)
+    grad: bool = True  # whether its calls ran with gradients (``runs_with_grad``)
+
+    @property
+    def unbroken(self) -> bool:
+        """Torch logged no break over the calls, compiled no resume function and gave up on
+        no frame: every call ran as whole graphs, so no tensor's value chose a path."""
+        for cap in self.cap_breaks:
+            if cap.of("artifact", "dynamo_graph_break_reason"):
+                return False
+            for ev in cap.of("compilation_metrics"):
+                m = ev.metadata
+                resumed = str(m.get("co_name") or "").startswith("torch_dynamo_resume")
+                # No graph and no failure: torch 2.8's silent skip of a frame that broke in
+                # a loop.
+                if m.get("fail_type") or resumed or m.get("graph_op_count") is None:
+                    return False
+        return bool(self.cap_breaks)
 
 
 def describe_call(call: Call) -> str:
@@ -496,7 +513,7 @@ def find_recompiles(
                 target,
             )
         )
-    return RecompileResult(findings, compiles, recompiles, variants, caps, errors)
+    return RecompileResult(findings, compiles, recompiles, variants, caps, errors, grad)
 
 
 def _count(group: Group, rc: Recompile) -> None:

@@ -69,7 +69,7 @@ from .fingerprint import changed as fingerprints_differ
 from .runnoise import RunNoise, effects_differ
 from .shadow import import_shadowed, shadowed
 from .usercode import Call, Target, import_file, purge_workspace_modules
-from .verifyrecompiles import RecompileCheck, recompile_gone, recompile_lines
+from .verifyrecompiles import RecompileCheck, Recompiled, recompile_gone, recompile_lines
 from .verifyruns import (
     Run,
     clone,
@@ -149,6 +149,13 @@ def _moved(keys: Counter[SiteId], rewrite: Rewrite, edited: Path) -> Counter[Sit
         if new is not None:
             out[(p, new, gb)] += n
     return out
+
+
+def _stands_for_trace(r: Recompiled, how: RecompileCheck) -> bool:
+    """Whether a recompile check that broke nowhere says the trace of its first call would
+    break nowhere either: compiled as the trace compiles (``dynamic`` unset) and with
+    gradients as the trace runs (the grad mode now: a path can read it)."""
+    return how.dynamic is None and r.unbroken and r.grad == torch.is_grad_enabled()
 
 
 def _digest(path: Path) -> str:
@@ -238,9 +245,10 @@ def verify(
     if for_recompile:
         modelstate.load(original.fn, state)
         recompiled0 = recompile_lines(original, ws, rc_how, label, anchor0, str(path))
-        if found0 is None and rc_how.dynamic is None and recompiled0.unbroken:
-            # Its first call, compiled as the trace would (static, then as torch decides),
-            # broke nowhere and no frame was skipped: the trace would find nothing.
+        if found0 is None and _stands_for_trace(recompiled0, rc_how):
+            # Its first call, compiled as the trace would (static, then as torch decides, with
+            # gradients as now), broke nowhere and no frame was skipped: the trace would find
+            # nothing.
             found0 = []
     if found0 is None:
         found0 = find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
@@ -270,7 +278,7 @@ def verify(
             if not gone:
                 return v
         # As for the original: a recompile check that broke nowhere is the trace's answer.
-        unbroken = for_recompile and rc_how.dynamic is None and recompiled1.unbroken
+        unbroken = for_recompile and _stands_for_trace(recompiled1, rc_how)
         modelstate.load(fixed.fn, state)
         after = (
             [] if unbroken else find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
@@ -388,7 +396,11 @@ def verify(
     # adds guards. No more than those, the original's series need not run to be outdone.
     floor = (
         recompiled0.recompiles
-        if for_recompile and len(calls) >= 2 and rc_how.dynamic is None and not recompiled0.error
+        if for_recompile
+        and len(calls) >= 2
+        and rc_how.dynamic is None
+        and recompiled0.grad == grads  # a path can read the grad mode
+        and not recompiled0.error
         else -1
     )
     if later or fixed_series.recompiles > max(floor, 0):

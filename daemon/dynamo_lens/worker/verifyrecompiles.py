@@ -37,6 +37,7 @@ class Recompiled(NamedTuple):
     # frame: the check's calls ran in whole graphs.
     unbroken: bool
     recompiles: int  # the compiles torch gave a reason to recompile for
+    grad: bool  # whether the calls ran with gradients
 
 
 def recompile_lines(
@@ -73,21 +74,9 @@ def recompile_lines(
         exc, call = result.errors[0]
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         error = f"{recompiles.describe_call(call)} raised {type(exc).__name__}: {first}"
-    unbroken = _unbroken(result)
-    return Recompiled(lines, result.compiles, error, found, unbroken, result.recompiles)
-
-
-def _unbroken(result: recompiles.RecompileResult) -> bool:
-    for cap in result.cap_breaks:
-        if cap.of("artifact", "dynamo_graph_break_reason"):
-            return False
-        for ev in cap.of("compilation_metrics"):
-            m = ev.metadata
-            resumed = str(m.get("co_name") or "").startswith("torch_dynamo_resume")
-            # No graph and no failure: torch 2.8's silent skip of a frame that broke in a loop.
-            if m.get("fail_type") or resumed or m.get("graph_op_count") is None:
-                return False
-    return bool(result.cap_breaks)
+    return Recompiled(
+        lines, result.compiles, error, found, result.unbroken, result.recompiles, result.grad
+    )
 
 
 def recompile_gone(

@@ -55,6 +55,8 @@ CASES: RuleCases = {
             Case(IF_PRINT + "    else:\n        pass\n", "if x.sum()"),  # an else
             # ``in`` read the other way round: only where both sides only read
             Case(IF_PRINT.replace("if x.sum() > 0", "if next(x) in x"), "if next"),
+            # a list the code writes: Python's ``in``, not a tensor's
+            Case(IF_PRINT.replace("if x.sum() > 0", "if x in [0, 1]"), "if x in"),
             Case(IF_PRINT.replace('print("positive")', 'y = 1\n        print("p")'), "if x.sum"),
         ],
     ),
