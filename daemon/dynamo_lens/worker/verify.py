@@ -250,15 +250,28 @@ def verify(
             # gradients as now), broke nowhere and no frame was skipped: the trace would find
             # nothing.
             found0 = []
-    if found0 is None:
-        found0 = find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
-    before = _break_keys(found0)
+    outside = settings.save()  # torch's settings for the original: a shadow's import sets its own
+    traced: list[list[Finding]] = [found0] if found0 is not None else []
+
+    def before() -> Counter[SiteId]:
+        """The original's breaks, traced when first needed (only where the rewrite breaks at
+        all), under the original's own settings."""
+        if not traced:
+            inside = settings.save()
+            settings.restore(outside)
+            try:
+                modelstate.load(original.fn, state)
+                traced.append(
+                    find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
+                )
+            finally:
+                settings.restore(inside)
+        return _break_keys(traced[0])
 
     originals = [*eager0, *extra]
     # The rule's own selections, checked in a text of their own (selections.py).
     problems = selections.arms(path, edited, source, rewrite, pick, ws, originals, grads)
 
-    outside = settings.save()  # torch's settings for the original: a shadow's import sets its own
     with shadowed(edited, rewrite.apply(source), ws):
         fixed = pick(import_shadowed(path, edited, ws))
         # A rewrite of the example's calls runs on the calls it builds; any other on the
@@ -287,10 +300,11 @@ def verify(
             gone = not any(_at_site(f, site, rewrite) for f in after)
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
                 return v
-        moved = _moved(before, rewrite, edited) + _break_keys(
+        broke = _break_keys(after)
+        moved = _moved(before() if broke else Counter(), rewrite, edited) + _break_keys(
             boundarycheck.at_boundary(after, rewrite)
         )
-        added = _break_keys(after) - moved
+        added = broke - moved
         detail = ", ".join(f"{os.path.basename(p)}:{ln} {gb}" for p, ln, gb in list(added)[:3])
         if not v.add("no new break", not added, detail):
             v.uncovered = [f for f in after if (os.path.realpath(f.path), *f.site[1:]) in added]
@@ -388,7 +402,10 @@ def verify(
     # Later calls: the site must not break again, and no other break may appear that the
     # original's same calls did not show (their series runs only when needed).
     again = [f for f in fixed_series.breaks if _at_site(f, site, rewrite)]
-    later = set(_break_keys(fixed_series.breaks)) - set(moved)
+    later = set(_break_keys(fixed_series.breaks))
+    if later and not broke:  # the original's breaks, not needed until now
+        moved += _moved(before(), rewrite, edited)
+    later -= set(moved)
     orig_series: Series | None = None
     # The original's recompiles over the series are at least its recompile check's over the
     # declared calls, compiled as the series compiles (``dynamic`` unset): the series makes the
