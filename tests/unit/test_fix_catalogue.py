@@ -542,3 +542,35 @@ def test_no_rule_rewrites_an_elif_as_if_the_tests_before_it_were_not_there(body:
     # The same test as an ``if`` of its own is still taken.
     plain = src.replace("    elif (x < 0)", "    if (x < 0)")
     assert propose(break_at(plain, "if (x < 0)"), plain, in_workspace=True) != []
+
+
+def test_torch_equal_inside_a_larger_test_keeps_its_shapes_test_or_is_refused() -> None:
+    """Hostile review: the shapes' test was kept only for a bare ``if torch.equal``; after a
+    dtype test, or inside ``and``, tensors of other shapes met in the selection's arms."""
+    src = (
+        "import torch\n\n\ndef f(a, b):\n    y = a * 2\n"
+        "    if a.dim() == 2 and torch.equal(a, b):\n        y = y + b\n    return y\n"
+    )
+    rw = only_rewrite(src, "    if a.dim()")
+    assert rw.text == (
+        "    if a.dim() == 2 and a.shape == b.shape:\n"
+        "        y = torch.where((a == b).all(), y + b, y)\n"
+    )
+    inside = src.replace(
+        "a.dim() == 2 and torch.equal(a, b)", "torch.equal(a, b) and (a > 0).all()"
+    )
+    assert propose(break_at(inside, "    if torch.equal"), inside, in_workspace=True) == []
+
+
+def test_the_same_warning_from_two_places_is_not_moved_into_one_op() -> None:
+    """Python shows a warning once per place: two places warning the same text would become
+    the op's one place (hostile review)."""
+    src = (
+        "import warnings\n\nimport torch\n\n\ndef f(x):\n"
+        '    warnings.warn("slow path")\n    y = x + 1\n    warnings.warn("slow path")\n'
+        "    return y\n"
+    )
+    assert propose(break_at(src, 'warn("slow'), src, in_workspace=True) == []
+    once = src.replace('    warnings.warn("slow path")\n    return y', "    return y")
+    (rw,) = propose(break_at(once, 'warn("slow'), once, in_workspace=True)
+    assert rw.rule == "defer-output"

@@ -302,3 +302,23 @@ def test_a_print_of_shapes_and_a_warning_under_a_tensor_test_are_said_from_the_g
     assert logged[0] == logged[1] and len(logged[1]) == 4, logged  # ids hold a 0 each time
     frames = [int(r.stdout.rsplit("frames", 1)[1]) for r in runs]
     assert frames[1] <= frames[0], frames
+
+
+def test_a_helper_imported_inside_the_function_is_verified_in_its_rewritten_form(
+    ws: Path,
+) -> None:
+    """``from helper import g`` inside the target: Dynamo keeps its own cache of modules by
+    name, which ``reset()`` keeps, so compiled runs in the shadow reached the helper as first
+    imported and a good fix was refused as "break gone failed" (hostile review)."""
+    (ws / "helper_fn.py").write_text(
+        'import torch\n\n\ndef g(x):\n    print("hi")  # here: print\n    return x * 2\n'
+    )
+    (ws / "lazy_import.py").write_text(
+        "import torch\n\n\ndef f(x):\n    from helper_fn import g\n\n    return g(x) + 1\n\n\n"
+        "def compile_example():\n    return f, (torch.randn(4),)\n"
+    )
+    doc = _fix(ws, "lazy_import.py", "--apply")
+    applied = [(f["rule"], f["verified"]) for f in doc["applied"]]  # type: ignore[union-attr]
+    assert applied == [("defer-output", True)], doc
+    assert "_say_in_graph('print', 'hi', '')" in (ws / "helper_fn.py").read_text()
+    assert _breaks(ws, "lazy_import.py") == []

@@ -59,3 +59,29 @@ def test_a_fix_clearly_slower_is_refused_without_a_second_look() -> None:
     # Far beyond any spread: judged on the first rounds, and said.
     assert not got.ok and got.ratio > 1 + steadytime.MAX_SLOWER and got.rounds == 5, got
     assert got.said().startswith("steady time ")
+
+
+class Counting(torch.nn.Module):
+    """An int attribute a call moves and reads: torch compiles again on every call until its
+    recompile limit, then runs the module uncompiled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.step = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.step += 1
+        return x * self.step
+
+
+def test_an_original_torch_gave_up_on_is_timed_settled_and_said_so() -> None:
+    calls = [Call((torch.ones(4),), {})]
+    t0 = Target("o", Counting(), calls, __file__, 60, "example")
+    t1 = Target("f", original, calls, __file__, 14, "example")
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(recompile_limit=2):
+        got = steadytime.measure(t0, t1, "eager", False, rounds=3)
+    torch._dynamo.reset()
+    # Timed once settled (uncompiled, past the limit), and the title says what it is against.
+    assert got.gave_up and got.ok, got
+    assert got.said().endswith("which torch runs uncompiled once it reaches its recompile limit")

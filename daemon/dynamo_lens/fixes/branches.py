@@ -206,6 +206,14 @@ def _equal_args(source: str, expr: ast.expr) -> tuple[str, str] | None:
     return None if a is None or b is None else (a, b)
 
 
+def mentions_equal(expr: ast.expr) -> bool:
+    """Whether a test calls ``torch.equal``: a test that shapes agree. A selection computes
+    its arms whatever the test says, so tensors of other shapes would meet in them."""
+    return any(
+        isinstance(n, ast.Call) and ast.unparse(n.func) == "torch.equal" for n in ast.walk(expr)
+    )
+
+
 def _equal(source: str, expr: ast.expr) -> str | None:
     """``torch.equal(a, b)`` (a Python bool) as a tensor: equal shapes (known while tracing,
     so no break) and every element equal."""
@@ -288,7 +296,9 @@ def torch_where(at: At) -> Rewrite | None:
     # ``if torch.equal(a, b):`` alone: the shapes' test stays a Python ``if`` around the
     # selection, as a dtype's does, so tensors of other shapes never meet in ``torch.where``
     # (the original's other arm runs there, and raises what it raised).
-    equal = None if static else _equal_args(source, test)
+    equal = _equal_args(source, test)
+    if equal is None and mentions_equal(test):
+        return None  # inside ``and``/``or``: no Python test of the shapes to keep around it
     cond = f"({equal[0]} == {equal[1]}).all()" if equal else tensor_condition(source, test)
     indent, comment = indent_and_comment(source, node, node.test)
     if cond is None or "\n" in cond:

@@ -206,7 +206,18 @@ def _warning(call: ast.Call, tree: ast.Module) -> tuple[str, str] | None:
     category = "UserWarning" if cat is None else getattr(cat, "id", "")
     if text is None or category not in _CATEGORIES or bindings(tree)[category]:
         return None
-    return text, category
+    # Python shows a warning once per place: two places warning the same text would become
+    # the op's one place, and the user would see it once where they saw it twice.
+    same = [
+        c
+        for c in ast.walk(tree)
+        if isinstance(c, ast.Call)
+        and c is not call
+        and ast.unparse(c.func) == "warnings.warn"
+        and c.args
+        and _literal(c.args[0]) == text
+    ]
+    return None if same else (text, category)
 
 
 def _said(call: ast.Call, tree: ast.Module) -> tuple[str, str, str] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from .branches import tensor_condition
+from .branches import mentions_equal, tensor_condition
 from .purity import imported_modules, may_raise, pure_functions, side_effect, unsafe_gradients
 from .registry import BREAKS, At, fix
 from .rewrite import (
@@ -94,6 +94,8 @@ def loop_exit(at: At) -> Rewrite | None:
     }
     if any(c is not None and isinstance(starts.get(c[0]), ast.Constant) for c in carried):
         return None
+    if mentions_equal(node.test):
+        return None  # a shapes' test: later iterations would compute on other shapes
     cond = tensor_condition(source, node.test)
     values = [ast.get_source_segment(source, c[1]) for c in carried if c is not None]
     if cond is None or "\n" in cond or any(v is None or "\n" in v for v in values):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from .branches import split_static, tensor_condition
+from .branches import mentions_equal, split_static, tensor_condition
 from .purity import imported_modules, may_raise, pure_functions, side_effect
 from .registry import BREAKS, At, fix
 from .rewrite import SELECT, Rewrite, indent_and_comment, source_lines, whole_lines
@@ -73,6 +73,8 @@ def select_argument(at: At) -> Rewrite | None:
         computed
     ):
         return None
+    if mentions_equal(test):
+        return None  # a shapes' test: the selection would compute the call on other shapes
     cond = tensor_condition(source, test)
     xs, ys = ast.get_source_segment(source, x), ast.get_source_segment(source, y)
     if cond is None or xs is None or ys is None or "\n" in cond + xs + ys:

@@ -91,6 +91,17 @@ def guard_user_lines() -> Iterator[None]:
         log.propagate = saved[1]
 
 
+def forget_imported_modules() -> None:
+    """Empty Dynamo's own cache of modules by name (``symbolic_convert._import_module``, a
+    ``functools.cache`` since 2.x that ``torch._dynamo.reset()`` keeps): a module forgotten
+    from ``sys.modules`` (a shadow's, an edited helper) would otherwise still be the one a
+    traced ``from helper import g`` reaches."""
+    cached = getattr(torch._dynamo.symbolic_convert, "_import_module", None)
+    clear = getattr(cached, "cache_clear", None)
+    if clear is not None:
+        clear()
+
+
 def clear_compilation_metrics() -> None:
     """Forget the metrics of earlier compilations (``torch._dynamo.reset()`` keeps them)."""
     clear = getattr(torch._dynamo.utils, "clear_compilation_metrics", None)

@@ -24,6 +24,7 @@ from ..config import is_example_name
 from ..findings import TargetId
 from ..texts.locate import Workspace, call_site_line, definition_line
 from ..wire import Unit
+from . import torchcompat
 from .markable import (
     markable_args,
     nested_paths,
@@ -107,9 +108,11 @@ def workspace_modules(ws: Workspace) -> list[tuple[str, str]]:
 
 
 def purge_workspace_modules(ws: Workspace) -> None:
-    """Forget every user module so edited helpers are re-imported on the next job."""
+    """Forget every user module so edited helpers are re-imported on the next job, and from
+    Dynamo's cache of modules by name too."""
     for name, _ in workspace_modules(ws):
         del sys.modules[name]
+    torchcompat.forget_imported_modules()
 
 
 def package_path(path: Path) -> tuple[Path, str] | None:

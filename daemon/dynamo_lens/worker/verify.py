@@ -60,7 +60,7 @@ import torch
 from ..findings import RECOMPILE_SITE, Finding, Kind, SiteId
 from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
-from . import boundarycheck, lastcheck, modelstate, selections, settings, steadytime
+from . import boundarycheck, lastcheck, modelstate, selections, settings, steadytime, torchcompat
 from .breaks import anchor_of, find_breaks
 from .compiledseries import Series, compiled_series
 from .equivalence import compare, trains
@@ -417,6 +417,8 @@ def verify(
         and len(calls) >= 2
         and rc_how.dynamic is None
         and recompiled0.grad == grads  # a path can read the grad mode
+        # The check counts up to its own limit; the series stops at torch's (a file can set it)
+        and getattr(torch._dynamo.config, torchcompat.recompile_limit_name()) == rc_how.limit
         and not recompiled0.error
         else -1
     )
