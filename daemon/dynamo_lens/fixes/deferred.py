@@ -30,31 +30,23 @@ from .rewrite import Rewrite, bindings, imports, indent_and_comment, whole_lines
 
 HELPER = "_log_in_graph"
 SAY = "_say_in_graph"
-_SAY_TEXT = definition(
-    "say",
-    "kind: str, text: str, category: str",
+# What both ``say`` ops run: the text printed, or warned with its built-in category.
+_SAY_BODY = (
     '        if kind == "print":\n'
     "            print(text)\n"
     "        else:\n"
     "            import builtins\n"
     "            import warnings\n\n"
-    "            warnings.warn(text, getattr(builtins, category))\n",
-    SAY,
+    "            warnings.warn(text, getattr(builtins, category))\n"
 )
+_SAY_TEXT = definition("say", "kind: str, text: str, category: str", _SAY_BODY, SAY)
 # The same, where a tensor test decides (``if <tensor test>: print("...")``): the op is told
 # the test's value and says the text only where it holds.
 SAY_IF = "_say_if_in_graph"
 _SAY_IF_TEXT = definition(
     "say_if",
     "when: torch.Tensor, kind: str, text: str, category: str",
-    "        if not bool(when):\n"
-    "            return\n"
-    '        if kind == "print":\n'
-    "            print(text)\n"
-    "        else:\n"
-    "            import builtins\n"
-    "            import warnings\n\n"
-    "            warnings.warn(text, getattr(builtins, category))\n",
+    "        if not bool(when):\n            return\n" + _SAY_BODY,
     SAY_IF,
 )
 # A print of what tensors are (``print(f"h: {h.shape}")``): the text is made where the graph
