@@ -5,16 +5,19 @@ review of ``compile-model``."""
 
 from __future__ import annotations
 
+import gc
 import inspect
 import threading
 from typing import Any
 
 import torch
 from dynamo_lens.findings import Finding, Kind, Severity
-from dynamo_lens.fixes.boundary import STEPS, STEPS_TEXT
+from dynamo_lens.fixes.boundary import STEP, STEP_TEXT, STEPS, STEPS_TEXT
 from dynamo_lens.fixes.rewrite import Rewrite
-from dynamo_lens.worker.boundarycheck import at_boundary, longer_prompt
-from dynamo_lens.worker.usercode import Call
+from dynamo_lens.texts.locate import Workspace
+from dynamo_lens.worker.boundarycheck import at_boundary, longer_prompt, steps_settle
+from dynamo_lens.worker.compiledseries import compiled_series
+from dynamo_lens.worker.usercode import Call, Target
 
 DISABLED = "Skip inlining `torch.compiler.disable()`d function"
 
@@ -109,3 +112,78 @@ def test_the_helper_is_safe_when_threads_share_the_model() -> None:
     for t in threads:
         t.join()
     assert errors == [] and "forward" not in vars(model)
+
+
+def _step_function() -> Any:
+    """The helper ``compile-step`` adds to a file, as the file defines it."""
+    space: dict[str, Any] = {"torch": torch}
+    exec(compile(STEP_TEXT, "<helper>", "exec"), space)
+    return space[STEP]
+
+
+def test_the_step_helper_shares_a_function_between_like_modules_only() -> None:
+    """Two ``nn.Linear`` of other shapes through one code object would be a recompile of
+    torch's, and identical layers through one function each a compile each: modules of one
+    class and the same parameter shapes share a function, others get their own. The module is
+    never changed (its hooks run, eagerly it runs eagerly), anything else comes back as it is,
+    and a module that is gone leaves nothing behind."""
+    step = _step_function()
+    a, b, c = torch.nn.Linear(4, 3), torch.nn.Linear(3, 2), torch.nn.Linear(4, 3)
+    seen: list[int] = []
+    a.register_forward_hook(lambda m, i, o: seen.append(1))
+    x = torch.randn(2, 4)
+    fa, fb, fc = step(a), step(b), step(c)
+    assert fa.__func__ is not fb.__func__ and fa.__func__ is fc.__func__
+    assert fa.__self__ is a and fc.__self__ is c and step(a).__func__ is fa.__func__
+    assert {fa.__func__.__code__.co_name, fb.__func__.__code__.co_name} == {
+        "Linear_step_1",
+        "Linear_step_2",
+    }
+    torch.testing.assert_close(fb(fa(x)), b(a(x)), rtol=0, atol=0)
+    assert seen == [1, 1] and "forward" not in vars(a)
+    assert step(None) is None and step(len) is len
+    calls = step.__wrapped__.__defaults__[0] if hasattr(step, "__wrapped__") else None
+    del a, b, c, fa, fb, fc
+    gc.collect()
+    assert calls is None or len(calls) == 0
+
+
+class _Torchs(torch.nn.Module):
+    """A host decision around a module of torch's own, its function kept out of the graph."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    @torch.compiler.disable(recursive=False)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x) if float(x.sum()) > 0 else -self.lin(x)
+
+
+class _Through(_Torchs):
+    @torch.compiler.disable(recursive=False)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        step = self.step
+        return step(self.lin)(x) if float(x.sum()) > 0 else -step(self.lin)(x)
+
+
+def test_a_step_torch_never_compiles_as_a_frame_of_its_own_is_no_compiled_step(
+    tmp_path: Any,
+) -> None:
+    """Found on the static corpus: torch compiles no frame of ``nn.Linear`` where the function
+    around it is skipped, so "compile the step" compiled nothing and torch counted no break:
+    the check now asks for a compiled graph with an op in it. Through the helper the same
+    step is compiled."""
+    x = torch.randn(2, 4)
+    rw = Rewrite("compile-step", "t", str(tmp_path / "m.py"), 1, 1, "x\n", True)
+    pair = [(Call((x,), {}), None, 0), (Call((x,), {}), None, 0)]
+    for model, graphs in ((_Torchs(), 0), (_Through(), 1)):
+        model.step = _step_function()  # type: ignore[attr-defined]
+        target = Target("compile_example", model, [Call((x,), {})], rw.path, 1, "example")
+        series = compiled_series(target, pair, "eager", False, Workspace(tmp_path), "t", None)
+        assert series.graphs == graphs and series.per_call == [graphs, 0], series.per_call
+        again = series
+        ok, said = steps_settle(series, Call((x,), {}), rw, lambda c: again, target, {})  # noqa: B023
+        assert ok == bool(graphs), said
+        if not graphs:
+            assert said.endswith("nothing the steps call was compiled"), said

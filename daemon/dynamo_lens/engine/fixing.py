@@ -236,12 +236,15 @@ def _try(
     setting), its verdict kept in ``fix``."""
     fix.rewrite, fix.checks, fix.why, fix.source, fix.uncovered = rw, [], "", src, []
     fix.diff = rw.diff(src.text, _label(engine, rw.path))
-    if fix.site[2] != RECOMPILE_SITE:
-        return _verify(engine, result, fix, every if rw.module_wide else fix.targets, cancel)
-    # A recompile's fix that edits the example's calls or the whole module reaches the file's
-    # other targets too (a mark stays on a tensor another example also returns): each must be
-    # left no worse, and only the targets that recompiled there must improve.
+    # A fix that edits the example's calls or the whole module reaches the file's other
+    # targets too (a mark stays on a tensor another example also returns, a setting applies to
+    # all): each must be left no worse, and only the targets that reported it must improve.
     others = [t for t in every if t not in fix.targets]
+    if fix.site[2] != RECOMPILE_SITE:
+        reach = others if rw.module_wide else []
+        return _verify(engine, result, fix, fix.targets, cancel) and _verify(
+            engine, result, fix, reach, cancel, bystander=True
+        )
     reach = others if (rw.module_wide or rw.edits_calls) else []
     return _verify(engine, result, fix, fix.targets, cancel) and _verify(
         engine, result, fix, reach, cancel, bystander=True

@@ -58,17 +58,50 @@ def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | None:
     return best
 
 
-def _steps(loop: ast.For | ast.While, tree: ast.Module) -> list[str]:
-    """What the loop body calls that torch compiles as a frame of its own: a submodule or a
-    method of ``self`` (``self.step(h)``), or a function this file defines."""
-    local = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+def _held_modules(fn: ast.FunctionDef) -> dict[str, str]:
+    """Loop variables that walk a container of ``self`` (``for layer in self.layers``, ``for i,
+    layer in enumerate(self.blocks)``): each item is a submodule the loop calls, named as
+    written."""
+    out = {}
+    for node in own_nodes(fn):
+        if not isinstance(node, ast.For):
+            continue
+        it, target = node.iter, node.target
+        if (
+            isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Name)
+            and it.func.id == "enumerate"
+            and len(it.args) == 1
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+        ):
+            it, target = it.args[0], target.elts[1]
+        held = isinstance(it, ast.Attribute) and ast.unparse(it.value) == "self"
+        if held and isinstance(target, ast.Name):
+            out[target.id] = f"each of {ast.unparse(it)}"
+    return out
+
+
+def _steps(body: list[ast.stmt], tree: ast.Module, items: dict[str, str]) -> list[str]:
+    """What ``body`` calls that torch compiles as a frame of its own: a submodule or a method
+    of ``self`` (``self.step(h)``), an item of a container of ``self`` a loop walks (``items``),
+    or a function this file defines."""
+    local = {
+        n.name
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef)
+        # kept out of the graph already: nothing of theirs would be compiled
+        and not any(any(m in ast.unparse(d) for m in _MARKED) for d in n.decorator_list)
+    }
     out = []
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
         if not isinstance(node, ast.Call):
             continue
         f = node.func
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
             out.append(f"self.{f.attr}")
+        elif isinstance(f, ast.Name) and f.id in items:
+            out.append(items[f.id])
         elif isinstance(f, ast.Name) and f.id in local:
             out.append(f.id)
     return list(dict.fromkeys(out))
@@ -96,6 +129,99 @@ def _used_elsewhere(tree: ast.Module, owner: ast.ClassDef | ast.FunctionDef) -> 
     return False
 
 
+# The helper compile-step adds once after the imports: each call of a module the function runs
+# in Python goes through a function of the module's own.
+STEP = "_compiled_step"
+_STEP_MARK = "Added by Dynamo Lens (compile-step)."
+STEP_TEXT = f"""
+
+
+@torch.compiler.disable
+def {STEP}(module, _calls=__import__("weakref").WeakKeyDictionary(), _by_kind={{}}):
+    \"\"\"``module``'s call through a function torch compiles as a frame where the function
+    around it runs in Python (it never compiles a forward of torch's own modules, ``nn.Linear``,
+    as a frame of its own); the module's call and hooks are traced inside it. Called eagerly,
+    it runs eagerly. Modules of one class and the same parameter shapes share a function (one
+    graph for identical layers); others get their own (no recompile of one for another's
+    shapes). Anything else is returned as it is. {_STEP_MARK}\"\"\"
+    if not isinstance(module, torch.nn.Module):
+        return module
+    try:
+        call = _calls.get(module)
+    except TypeError:  # a module that cannot be hashed or weakly referenced
+        return module
+    if call is None:
+        kind = (type(module),) + tuple(
+            (name, tuple(t.shape), t.dtype, t.device)
+            for name, t in [*module.named_parameters(), *module.named_buffers()]
+        )
+        call = _by_kind.get(kind)
+        if call is None:
+
+            def call(self, *args, **kwargs):
+                return self(*args, **kwargs)
+
+            name = f"{{type(module).__name__}}_step_{{len(_by_kind) + 1}}"
+            call.__code__ = call.__code__.replace(co_name=name)
+            _by_kind[kind] = call
+        _calls[module] = call
+    return __import__("types").MethodType(call, module)
+"""
+
+
+def _innermost_class(tree: ast.Module, fn: ast.FunctionDef) -> ast.ClassDef | None:
+    """The class whose body defines ``fn`` (a nested class's own, not the one around it)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and fn in node.body:
+            return node
+    return None
+
+
+# torch does not trace its recurrent modules (``torch._dynamo.config.allow_rnn`` is off): one
+# called through the helper would break inside; they run as they did, in Python.
+_RNNS = ("RNN", "LSTM", "GRU")
+
+
+def _torchs_modules(cls: ast.ClassDef, own: set[str]) -> set[str]:
+    """Attributes the class sets to a module it builds (``self.fc = nn.Linear(..)``,
+    ``self.layers = nn.ModuleList(..)``) that torch compiles no frame of: not a class of the
+    file's own (its ``forward`` is a frame torch compiles), not a recurrent one."""
+    out = set()
+    for n in ast.walk(cls):
+        if not (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)):
+            continue
+        made = ast.unparse(n.value.func)
+        if made in own or made.split(".")[-1] in _RNNS:
+            continue
+        for t in n.targets:
+            if isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self":
+                out.add(t.attr)
+    return out
+
+
+def _module_calls(fn: ast.FunctionDef, cls: ast.ClassDef | None, own: set[str]) -> list[ast.expr]:
+    """The callees of the function's own calls that are torch's modules the class builds:
+    ``self.fc`` in ``self.fc(x)``, ``layer`` in ``layer(x)`` where a loop walks ``self.layers``."""
+    if cls is None:
+        return []
+    methods = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    built = _torchs_modules(cls, own) - methods
+    items = {
+        name
+        for name, held in _held_modules(fn).items()
+        if held.removeprefix("each of self.") in built
+    }
+    out = []
+    for node in own_nodes(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        mine = isinstance(f, ast.Attribute) and ast.unparse(f.value) == "self" and f.attr in built
+        if mine or (isinstance(f, ast.Name) and f.id in items):
+            out.append(f)
+    return out
+
+
 # Module-wide for verification: every target of the file runs the function it marks.
 @fix("compile-step", BREAKS, rank=170, moves_boundary=True, module_wide=True)
 def compile_step(at: At) -> Rewrite | None:
@@ -108,33 +234,104 @@ def compile_step(at: At) -> Rewrite | None:
     for d in fn.decorator_list:
         if any(m in ast.unparse(d) for m in _MARKED):
             return None
+    if any(
+        any(k in ast.unparse(d) for k in ("property", "staticmethod", "classmethod"))
+        for d in fn.decorator_list
+    ) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(fn)):
+        return None  # a descriptor the decorator would wrap; a generator torch skips whole
     loops = [
         n
         for n in own_nodes(fn)
         if isinstance(n, (ast.For, ast.While)) and n.lineno <= f.line <= (n.end_lineno or 0)
     ]
+    items = _held_modules(fn)
+    own = {n.name for n in ast.walk(at.tree) if isinstance(n, ast.ClassDef)}
+    calls = _module_calls(fn, _innermost_class(at.tree, fn), own)
     if not loops:
+        # Outside a loop torch compiles the function up to the break and resumes after it:
+        # kept out of the graph, the function's own tensor work would run uncompiled (measured
+        # 4x slower where a last line read a label from a Python table).
         return None
-    steps = [s for loop in loops for s in _steps(loop, at.tree)]
+    steps = _steps([s for loop in loops for s in loop.body], at.tree, items)
     if not steps:
-        return None  # nothing but tensor ops each step: nothing left to compile
+        return None  # nothing but tensor ops: nothing left to compile
+    lines = source_lines(at.source)
     first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
-    line = source_lines(at.source)[first - 1]
+    line = lines[first - 1]
     indent = line[: len(line) - len(line.lstrip())]
+    what = "its loop"
+    if not calls:
+        # Steps of the file's own code (a submodule class of its own, a function): torch
+        # compiles their frames where the skipped function calls them.
+        title = (
+            f"Compile the steps, not {fn.name}(): {fn.name}() runs {what} in Python, "
+            f"uncompiled, and torch compiles what it calls ({', '.join(steps[:2])}), with "
+            f"@{_DISABLE}; fullgraph stops at {fn.name}() and torch.export raises there "
+            "(it does not take a non-recursive disable)"
+        )
+        text = f"{indent}@{_DISABLE}\n{line}"
+        return Rewrite(
+            "compile-step", title, at.path, first, first, text, True, kept=((first, first + 1),)
+        )
+    return _through_helper(at, fn, first, calls, what)
+
+
+def _through_helper(
+    at: At, fn: ast.FunctionDef, first: int, calls: list[ast.expr], what: str
+) -> Rewrite | None:
+    """The function disabled and each call of a module of torch's through ``_compiled_step``,
+    the helper added after the imports (once)."""
+    if (STEP in at.source and _STEP_MARK not in at.source) or any(
+        c.lineno != c.end_lineno for c in calls
+    ):
+        return None  # a helper of the user's own by that name; a callee over two lines
+    head = header_imports(at.tree)
+    if not head or not imports_torch(ast.Module(body=list(head), type_ignores=[])):
+        return None  # the helper needs ``torch`` where it is defined: after ``import torch``
+    last = head[-1].end_lineno or head[-1].lineno
+    if last >= first:
+        return None
+    lines = source_lines(at.source)
+    edits: dict[int, list[ast.expr]] = {}
+    for c in calls:
+        edits.setdefault(c.lineno, []).append(c)
+    end = fn.end_lineno or fn.lineno
+    top = lines[last - 1] if lines[last - 1].endswith("\n") else lines[last - 1] + "\n"
+    helper = "" if _STEP_MARK in at.source else STEP_TEXT  # one for the file
+    text, kept = top + helper, []
+    at_def = lines[first - 1]
+    indent = at_def[: len(at_def) - len(at_def.lstrip())]
+    for old in range(last + 1, end + 1):
+        if old == first:
+            text += f"{indent}@{_DISABLE}\n"
+        ln = lines[old - 1]
+        if old in edits:
+            # The AST's columns count UTF-8 bytes: edited from the right, in bytes.
+            raw = ln.encode()
+            for c in sorted(edits[old], key=lambda c: -(c.col_offset or 0)):
+                a, b = c.col_offset or 0, c.end_col_offset or 0
+                raw = raw[:a] + f"{STEP}(".encode() + raw[a:b] + b")" + raw[b:]
+            text += raw.decode()
+        else:
+            kept.append((old, last + text.count("\n")))
+            text += ln
+    named = ", ".join(dict.fromkeys(ast.unparse(c) for c in calls))
     title = (
-        f"Compile the step, not the loop: {fn.name}() runs its loop in Python and torch "
-        f"compiles what each step calls ({', '.join(steps[:2])}), with @{_DISABLE} "
-        f"(fullgraph and torch.export then stop at {fn.name}())"
+        f"Compile the steps, not {fn.name}(): {fn.name}() runs {what} in Python, uncompiled "
+        f"(@{_DISABLE}), and torch compiles each call of the modules it runs ({named}) as a "
+        f"frame of its own, through {STEP}() (added after the imports; eager callers run "
+        f"eagerly); fullgraph stops at {fn.name}() and torch.export raises there (it does not "
+        "take a non-recursive disable)"
     )
     return Rewrite(
         "compile-step",
         title,
         at.path,
-        first,
-        first,
-        f"{indent}@{_DISABLE}\n{line}",
-        True,
-        kept=((first, first + 1),),
+        last,
+        end,
+        text,
+        False,  # the steps compiled with the user's backend: within the dtype's tolerance
+        kept=tuple(kept),
     )
 
 

@@ -72,6 +72,7 @@ def steps_settle(
     compiled: Callable[[Call], Series],
     original: Target,
     state: dict[str, Any],
+    require_compiled: bool = True,
 ) -> tuple[bool, str]:
     """Whether no frame compiles again step after step, and what was measured. ``series`` is
     the rewrite's compiled series (the example's first call, then again); ``compiled`` compiles
@@ -82,8 +83,9 @@ def steps_settle(
         f"the first call compiled one frame {most} time(s); the same call again compiled "
         f"{again_n} frame(s)"
     )
-    if rewrite.boundary and series.per_call[0] < 2:
-        # The target's own frame, which breaks at once at the boundary, and nothing else.
+    if (rewrite.boundary and series.per_call[0] < 2) or (require_compiled and not series.graphs):
+        # The target's own frame, which breaks at once at the boundary, and nothing else; or
+        # no frame whose graph holds an op (the steps torch skips: an RNN module's).
         return False, f"{said}: nothing the steps call was compiled"
     if again_n or most <= 2:
         # Within the first call, a frame compiles at most twice (once more for what the first

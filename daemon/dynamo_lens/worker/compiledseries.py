@@ -37,6 +37,9 @@ class Series:
     most: list[int] = field(default_factory=list)
     # The compiled target, warm, where the caller asked to keep it (steadytime.py times it).
     compiled: Any = None
+    # Frames whose graph holds at least one op: a frame torch skipped, or traced to nothing,
+    # compiles nothing (a rewrite that moves the boundary must leave something compiled).
+    graphs: int = 0
 
     @property
     def out(self) -> Any:
@@ -97,6 +100,8 @@ def compiled_series(
                 state = modelstate.save(t.fn, parameters=False)
                 coarse = fingerprint(t.fn, given, values=False)
     seen = frames()
+    ops = [m.get("graph_op_count") for m in torchcompat.compilation_metrics()]
+    graphs = sum(1 for n in ops if isinstance(n, int) and n > 0)
     found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
     if not keep:
         torch._dynamo.reset()
@@ -110,4 +115,5 @@ def compiled_series(
         per_call,
         most,
         compiled if keep else None,
+        graphs,
     )

@@ -189,3 +189,99 @@ def test_a_plain_function_is_named_as_torch_names_it() -> None:
     ]
     assert rw.boundary == "run"
     assert "    with _CompiledSteps(model):\n        return model.generate(ids)\n" in rw.apply(RUN)
+
+
+AGENT = '''import random
+
+import torch
+from torch import nn
+
+
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        self.rnn = nn.GRU(4, 4)
+
+    def forward(self, state):
+        """Epsilon-greedy: the host draws."""
+        sample = random.random()
+        if sample > 0.1:
+            return self.q(state).argmax(1)
+        return torch.tensor([random.randrange(3)])
+
+
+class LayerDrop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+        self.rnn = nn.LSTM(4, 4)
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            if torch.rand(1).item() < 0.2:
+                continue
+            x = torch.relu(layer(x))
+        out, _ = self.rnn(x)
+        return out
+'''
+
+
+def _compile_step(src: str, at: str) -> str:
+    (rw,) = [
+        r
+        for r in propose(Case(src, at).finding(), src, True, "backend='eager'")
+        if r.rule == "compile-step"
+    ]
+    assert rw.moves_boundary and rw.module_wide and not rw.exact  # compiled: within tolerance
+    after = rw.apply(src)
+    ast.parse(after)
+    # Every line of the original is in the result, but those whose calls go through the helper.
+    for line in src.splitlines():
+        assert line in after.splitlines() or "self.q(" in line or "layer(" in line, line
+    # The lines kept say where they went.
+    for old, new in rw.kept:
+        assert after.splitlines()[new - 1] == src.splitlines()[old - 1]
+    return after
+
+
+def test_calls_of_torchs_own_modules_go_through_a_function_torch_compiles() -> None:
+    """A layer drop decided on the host, in a loop over a ModuleList: torch never compiles
+    ``nn.Linear`` as a frame of its own, so each call of a module the loop makes goes through
+    ``_compiled_step``, where it reads the module as the original did; every other line stays
+    as it was, and a recurrent module (torch does not trace it) is called as before."""
+    after = _compile_step(AGENT, "if torch.rand(1)")
+    assert after.count("def _compiled_step(") == 1
+    assert (
+        "    @torch.compiler.disable(recursive=False)\n    def forward(self, x):\n"
+        "        for i, layer in enumerate(self.layers):\n"
+    ) in after
+    assert "            x = torch.relu(_compiled_step(layer)(x))\n" in after
+    assert "        out, _ = self.rnn(x)\n" in after
+
+
+def test_outside_a_loop_the_function_keeps_being_compiled() -> None:
+    """torch compiles a function up to a break outside a loop and resumes after it: kept out of
+    the graph, its own tensor work would run uncompiled (the second hostile review measured a
+    model 4x slower for a label read from a Python table on its last line)."""
+    for at in ("sample = random.random()", "if sample > 0.1"):
+        got = [
+            r
+            for r in propose(Case(AGENT, at).finding(), AGENT, True, "")
+            if r.rule == "compile-step"
+        ]
+        assert got == [], at
+    # Descriptors and generators: the decorator would wrap a property, or torch skips it whole.
+    for deco in ("@property", "@functools.cached_property", "@staticmethod"):
+        src = AGENT.replace("    def forward(self, x):", f"    {deco}\n    def forward(self, x):")
+        assert [
+            r
+            for r in propose(Case(src, "if torch.rand(1)").finding(), src, True, "")
+            if r.rule == "compile-step"
+        ] == [], deco
+    gen = AGENT.replace("        return out\n", "        yield out\n")
+    assert [
+        r
+        for r in propose(Case(gen, "if torch.rand(1)").finding(), gen, True, "")
+        if r.rule == "compile-step"
+    ] == []
