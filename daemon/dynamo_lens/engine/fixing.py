@@ -240,12 +240,8 @@ def _try(
     # targets too (a mark stays on a tensor another example also returns, a setting applies to
     # all): each must be left no worse, and only the targets that reported it must improve.
     others = [t for t in every if t not in fix.targets]
-    if fix.site[2] != RECOMPILE_SITE:
-        reach = others if rw.module_wide else []
-        return _verify(engine, result, fix, fix.targets, cancel) and _verify(
-            engine, result, fix, reach, cancel, bystander=True
-        )
-    reach = others if (rw.module_wide or rw.edits_calls) else []
+    widens = rw.module_wide or (rw.edits_calls and fix.site[2] == RECOMPILE_SITE)
+    reach = others if widens else []
     return _verify(engine, result, fix, fix.targets, cancel) and _verify(
         engine, result, fix, reach, cancel, bystander=True
     )

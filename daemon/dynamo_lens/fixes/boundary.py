@@ -60,8 +60,8 @@ def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | None:
 
 def _held_modules(fn: ast.FunctionDef) -> dict[str, str]:
     """Loop variables that walk a container of ``self`` (``for layer in self.layers``, ``for i,
-    layer in enumerate(self.blocks)``): each item is a submodule the loop calls, named as
-    written."""
+    layer in enumerate(self.blocks)``), with the container's attribute (``layers``): each item
+    is a submodule the loop calls."""
     out = {}
     for node in own_nodes(fn):
         if not isinstance(node, ast.For):
@@ -76,9 +76,12 @@ def _held_modules(fn: ast.FunctionDef) -> dict[str, str]:
             and len(target.elts) == 2
         ):
             it, target = it.args[0], target.elts[1]
-        held = isinstance(it, ast.Attribute) and ast.unparse(it.value) == "self"
-        if held and isinstance(target, ast.Name):
-            out[target.id] = f"each of {ast.unparse(it)}"
+        if (
+            isinstance(it, ast.Attribute)
+            and ast.unparse(it.value) == "self"
+            and isinstance(target, ast.Name)
+        ):
+            out[target.id] = it.attr
     return out
 
 
@@ -101,7 +104,7 @@ def _steps(body: list[ast.stmt], tree: ast.Module, items: dict[str, str]) -> lis
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
             out.append(f"self.{f.attr}")
         elif isinstance(f, ast.Name) and f.id in items:
-            out.append(items[f.id])
+            out.append(f"each of self.{items[f.id]}")
         elif isinstance(f, ast.Name) and f.id in local:
             out.append(f.id)
     return list(dict.fromkeys(out))
@@ -199,18 +202,17 @@ def _torchs_modules(cls: ast.ClassDef, own: set[str]) -> set[str]:
     return out
 
 
-def _module_calls(fn: ast.FunctionDef, cls: ast.ClassDef | None, own: set[str]) -> list[ast.expr]:
+def _module_calls(
+    fn: ast.FunctionDef, cls: ast.ClassDef | None, own: set[str], held: dict[str, str]
+) -> list[ast.expr]:
     """The callees of the function's own calls that are torch's modules the class builds:
-    ``self.fc`` in ``self.fc(x)``, ``layer`` in ``layer(x)`` where a loop walks ``self.layers``."""
+    ``self.fc`` in ``self.fc(x)``, ``layer`` in ``layer(x)`` where a loop walks ``self.layers``
+    (``held``: ``_held_modules``)."""
     if cls is None:
         return []
     methods = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
     built = _torchs_modules(cls, own) - methods
-    items = {
-        name
-        for name, held in _held_modules(fn).items()
-        if held.removeprefix("each of self.") in built
-    }
+    items = {name for name, attr in held.items() if attr in built}
     out = []
     for node in own_nodes(fn):
         if not isinstance(node, ast.Call):
@@ -246,7 +248,7 @@ def compile_step(at: At) -> Rewrite | None:
     ]
     items = _held_modules(fn)
     own = {n.name for n in ast.walk(at.tree) if isinstance(n, ast.ClassDef)}
-    calls = _module_calls(fn, _innermost_class(at.tree, fn), own)
+    calls = _module_calls(fn, _innermost_class(at.tree, fn), own, items)
     if not loops:
         # Outside a loop torch compiles the function up to the break and resumes after it:
         # kept out of the graph, the function's own tensor work would run uncompiled (measured
