@@ -384,7 +384,7 @@ async function scenarioTrusted(t, browser) {
       const deadline = Date.now() + Math.min(WAIT_MS, 90000);
       let text = '';
       while (Date.now() < deadline) {
-        const hover = await hoverAtLine(page, line).catch(() => undefined);
+        const hover = await hoverAtLine(page, line, { timeoutMs: 20000 }).catch(() => undefined);
         text = hover ? ((await hover.textContent()) ?? '').replace(/\s+/g, ' ') : '';
         if (/eager/i.test(text) && /compiled/i.test(text) && (await hover.locator('table').count()) > 0) break;
         await page.keyboard.press('Escape');
@@ -447,6 +447,7 @@ async function scenarioTrusted(t, browser) {
       const r = await waitForProblems(page, (rows) => rows.some(isRunBreak), WAIT_MS);
       d.rows = r.rows.filter((row) => row.file === RUN_SCRIPT);
       expect(r.ok, `no run finding with provenance on ${RUN_SCRIPT}:${TRAIN_BREAK_LINE}: ${JSON.stringify(d.rows)}`);
+      log('  the run finding is in the Problems panel');
       await closePanel(page);
       // The view reveals itself after the run: one row per distinct break, the costliest first.
       const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Graph Breaks of the Last Run/i }) }).first();
@@ -458,6 +459,7 @@ async function scenarioTrusted(t, browser) {
       expect(d.summaryRows.length === 1, `expected one distinct break in the view: ${JSON.stringify(d.summaryRows)}`);
       expect(/GB0170/.test(d.summaryRows[0]) && /data-dependent/.test(d.summaryRows[0]), `the row does not name the break: ${d.summaryRows[0]}`);
       expect(/run "/.test(d.viewMessage), `the view does not say which run: "${d.viewMessage}"`);
+      log('  the summary view shows the break');
       // Beside it, the compiled functions, the costliest to compile first: the script's step.
       const fnPane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Compile Time of the Last Run/i }) }).first();
       const fnHeader = fnPane.locator('.pane-header').first();
@@ -466,6 +468,7 @@ async function scenarioTrusted(t, browser) {
       await fnRow.waitFor({ state: 'visible', timeout: 30000 });
       d.functionRows = await fnPane.locator('.monaco-list-row').allTextContents();
       expect(d.functionRows.some((r) => /Dynamo .* Inductor/.test(r)), `the compile-time view does not split Dynamo and Inductor: ${JSON.stringify(d.functionRows)}`);
+      log('  the compile-time view shows the step');
       // Clicking the row opens the line: from another file, the editor moves there.
       await openFile(page, LOSSES);
       await row.click();
@@ -477,6 +480,7 @@ async function scenarioTrusted(t, browser) {
         { timeout: 20000 },
       );
       d.cursor = ((await cursor.textContent()) ?? '').trim();
+      log(`  the row opened ${RUN_SCRIPT} at ${d.cursor}`);
       // The hover on the break names the compiled function's compile time and recompiles.
       const hover = await hoverAtLine(page, TRAIN_BREAK_LINE);
       d.hover = ((await hover.textContent()) ?? '').replace(/\s+/g, ' ').trim();

@@ -176,19 +176,39 @@ export async function problems(page) {
   );
 }
 
-/** Hover at (line, column) of the active editor via the keyboard: go to the line, then Show Hover. */
-export async function hoverAtLine(page, line, { timeoutMs = 20000 } = {}) {
-  await goToLine(page, line);
-  await page.keyboard.press('End');
-  await page.keyboard.press('Home');
-  await page.keyboard.press('Home');
-  // Move onto the first word (the keyword or name) so there is something to hover.
-  await page.keyboard.press('Control+ArrowRight');
-  await page.keyboard.press('ArrowLeft');
-  await runCommand(page, 'Show or Focus Hover');
+/**
+ * Hover at the first word of `line` in the active editor, via the keyboard: go to the line, then
+ * Show Hover. The gesture is repeated until the hover shows (or `timeoutMs` passes): a hover asked
+ * for while focus was still moving to the editor (after a click in a tree view), or while the
+ * daemon was busy answering another request, shows nothing, as it would for a user, who asks
+ * again. A hover that never shows fails with where the cursor was.
+ */
+export async function hoverAtLine(page, line, { timeoutMs = 60000, attemptMs = 8000 } = {}) {
   const hover = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-resizable-hover .monaco-hover-content').first();
-  await hover.waitFor({ state: 'visible', timeout: timeoutMs });
-  return hover;
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    await goToLine(page, line);
+    await page.keyboard.press('End');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Home');
+    // Move onto the first word (the keyword or name) so there is something to hover.
+    await page.keyboard.press('Control+ArrowRight');
+    await page.keyboard.press('ArrowLeft');
+    await runCommand(page, 'Show or Focus Hover');
+    const left = deadline - Date.now();
+    try {
+      await hover.waitFor({ state: 'visible', timeout: Math.max(1000, Math.min(attemptMs, left)) });
+      return hover;
+    } catch (e) {
+      if (Date.now() >= deadline) {
+        const where = await page
+          .evaluate(() => `${document.title} | ${[...document.querySelectorAll('.statusbar-item')].map((x) => x.textContent ?? '').find((t) => /Ln \d+, Col/.test(t)) ?? '?'}`)
+          .catch(() => '?');
+        throw new Error(`no hover at line ${line} after ${attempt} attempt(s) (editor: ${where}): ${e instanceof Error ? e.message.split('\n')[0] : e}`);
+      }
+      await page.keyboard.press('Escape');
+    }
+  }
 }
 
 /** The language status hover ("{}" entry in the status bar): its text, after hovering it. */
