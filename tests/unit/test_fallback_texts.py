@@ -72,6 +72,10 @@ def test_a_guard_on_a_value_carried_across_a_break_is_not_worded_as_torchs_slot(
     assert "mark_dynamic" not in guards.fix(g) and "___stack0" not in guards.fix(g)
     plain = guards.classify("L['n'] == 3")
     assert guards.what(plain) == "the Python value of `n`"
+    # A float's exponent is part of the value (it read as no value's: "eps == Ne-N").
+    exp = guards.classify("L['eps'] == 1e-05")
+    assert (exp.kind, exp.var, exp.seen) == ("value", "eps", "1e-05")
+    assert guards.classify("L['lr'] == -2.5E+3").seen == "-2.5E+3"
 
 
 def _trace(tmp_path: Path, *lines: str) -> Path:

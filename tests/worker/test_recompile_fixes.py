@@ -180,6 +180,16 @@ def compile_example_special():
     torch.manual_seed(0)
     model = Special().eval()
     return [(model, (torch.randn(n, 8),)) for n in (4, 6, 8)]
+
+
+def rms(x, *, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def compile_example_rms():
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    return [(rms, (x,), {"eps": e}) for e in (1e-5, 1e-6, 1e-8)]
 """
 
 
@@ -191,13 +201,17 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     mask whose length varies with the input's is
     marked with it (alone, torch would specialise the input on its equality with the mask's
     static length, and raise). A plain function's size is marked too (its compiled calls were
-    compared with the state its last call left, not its first: every mark was refused).
+    compared with the state its last call left, not its first: every mark was refused). A
+    keyword-only number torch guards with an exponent (``eps == 1e-05``) is passed as a 0-d
+    tensor (the guard was read as no value's, the parameter as no argument's, and the
+    tensor's own gradient, which the number never had, failed the gradients check).
     torch's own count decides, after the write."""
     eager_workspace(tmp_path, m=KEYWORDS_AND_SPECIAL)
     _, doc, _ = check_json("m.py", "--checks", "recompiles", cwd=tmp_path)
     data = {f["target"].rsplit("::", 1)[-1]: f["data"] for f in doc["findings"]}
     assert data["compile_example_rows"]["mark_dynamic"]["keyword"] == "x", data
     assert data["compile_example_sampler"]["scalar_arg"]["keyword"] == "temperature", data
+    assert data["compile_example_rms"]["scalar_arg"]["keyword"] == "eps", data
     assert data["compile_example_special"]["mark_dynamic"]["arg"] == 0, data
     assert data["compile_example_masked"]["mark_dynamic"]["also"] == [{"arg": 1, "dim": 1}]
     assert data["compile_example_batch"]["mark_dynamic"]["path"] == ["input_ids"], data
@@ -209,10 +223,11 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
         "compile_example_masked": 1,
         "compile_example_sampler": 1,
         "compile_example_special": 2,
+        "compile_example_rms": 1,
     }
     fixed = fix_json(tmp_path, "m.py", "--apply")
     rules = sorted(f["rule"] for f in fixed["applied"])  # type: ignore[index]
-    assert rules == [*["mark-dynamic"] * 4, "maybe-mark-dynamic", "scalar-tensor"], fixed
+    assert rules == [*["mark-dynamic"] * 4, "maybe-mark-dynamic", *["scalar-tensor"] * 2], fixed
     for f in fixed["applied"]:  # type: ignore[index]
         checks = {c["name"]: c["ok"] for c in f["checks"]}
         assert checks["fewer compiles"] and checks["outputs equal"], f
@@ -228,6 +243,7 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
         "compile_example_masked": 0,
         "compile_example_sampler": 0,
         "compile_example_special": 1,
+        "compile_example_rms": 0,
     }
 
 

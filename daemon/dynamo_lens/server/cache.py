@@ -32,8 +32,9 @@ from ..runs.loaded import LoadedRun
 from ..texts.source import file_hash
 
 # 3: recompile findings carry ``scalar_arg`` (what a fix passes as a tensor); older entries
-# lack it, so they are analysed again rather than shown without the fix.
-FORMAT = 3
+# lack it, so they are analysed again rather than shown without the fix. 4: a number passed
+# to a keyword-only parameter, or guarded with an exponent (``eps == 1e-05``), has it too.
+FORMAT = 4
 _ENTRY = re.compile(r"^[0-9a-f]{64}\.msgpack$")
 _SHARD = re.compile(r"^[0-9a-f]{2}$")
 RUN_ENTRY = "last-run.msgpack"

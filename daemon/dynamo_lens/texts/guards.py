@@ -35,7 +35,8 @@ _NONE_TYPE_RE = re.compile(
     r"expected type of '(?P<var>.{1,200}?)' to be a tensor type, '? ?but found <class 'NoneType'>"
 )
 _LEN_RE = re.compile(r"^len\((?P<var>.+)\) == (?P<val>\d+)$")
-_VALUE_RE = re.compile(r"^(?P<var>[^\s=<>!]+) == (?P<val>-?[\w.']+)$")
+# A float's exponent keeps its sign (``eps == 1e-05``): without it the guard was no value's.
+_VALUE_RE = re.compile(r"^(?P<var>[^\s=<>!]+) == (?P<val>-?[\w.']+(?:[eE][-+]\d+)?)$")
 _ID_RE = re.compile(r"___check_obj_id\((?P<var>[^,]+),")
 _GLOBAL_RE = re.compile(r"GLOBAL_STATE changed: (?P<what>[\w, ]+)")
 HINT_RE = re.compile(r"\(HINT: ([\s\S]{1,2000}?)\)\s*(?:\n|$)")

@@ -131,12 +131,16 @@ def passed_as(
     names: list[str],
     where: frozenset[int | str],
     nested: dict[int | str, frozenset[Path_]] | None = None,
+    keywords: frozenset[str] = frozenset(),
 ) -> dict[str, Any] | None:
     """How every call passes the target's parameter ``var``, among ``where`` (positions and
     keywords, usercode.Target.markable): ``{"arg": i}`` by position, ``{"keyword": var}`` by
-    keyword; None where it is not one of the target's parameters or not passed one way. A
+    keyword; None where it is not one of the target's parameters or not passed one way.
+    ``names``: the target's positional parameters, ``keywords`` its keyword-only ones. A
     tensor inside one (torch's ``batch['input_ids']``) adds the keys that reach it
     (``"path"``), where ``nested`` (Target.nested) has them."""
+    if var in keywords and var in where:
+        return {"keyword": var}
     if var not in names:
         base, path = _subscripted(var)
         if base is None or not nested:
@@ -197,13 +201,15 @@ class Marks(Protocol):
     positions: tuple[int, ...] | None
 
 
-def mark_dynamic_data(var: str, dim: int, names: list[str], t: Marks) -> MarkDynamic:
+def mark_dynamic_data(
+    var: str, dim: int, names: list[str], t: Marks, keywords: frozenset[str] = frozenset()
+) -> MarkDynamic:
     """A recompile on ``var``'s size at ``dim``: where the example's calls hold that tensor
     (a position, a keyword, keys inside either), the other sizes that vary with it, and the
     entries of the example's list that are this target's; only the variable and the dimension
     where it is not the target's own argument (``names`` empty: a callee's)."""
     data: MarkDynamic = {"variable": var, "dim": dim}
-    where = passed_as(var, names, t.markable, t.nested)
+    where = passed_as(var, names, t.markable, t.nested, keywords)
     if where is None:
         return data
     data.update(where)  # type: ignore[typeddict-item]
@@ -221,10 +227,12 @@ def mark_dynamic_data(var: str, dim: int, names: list[str], t: Marks) -> MarkDyn
     return data
 
 
-def scalar_arg_data(var: str, names: list[str], t: Marks) -> ScalarArg | None:
+def scalar_arg_data(
+    var: str, names: list[str], t: Marks, keywords: frozenset[str] = frozenset()
+) -> ScalarArg | None:
     """A Python number of the target's own, passed the same way in every call: as a 0-d
     tensor it is data, not a constant torch specialises on (fixes/dynamic.py)."""
-    where = passed_as(var, names, t.scalars)
+    where = passed_as(var, names, t.scalars, keywords=keywords)
     if where is None:
         return None
     data: ScalarArg = {"variable": var, **where}  # type: ignore[typeddict-item]

@@ -44,7 +44,7 @@ from .breaks import where
 from .freshvalues import next_call
 from .markable import mark_dynamic_data, scalar_arg_data
 from .tracecapture import TraceCapture
-from .usercode import Call, Target, code_of, parameter_names
+from .usercode import Call, Target, code_of, keyword_only_names, parameter_names
 
 
 @dataclass
@@ -203,10 +203,11 @@ def _finding(
     }
     # Where the fix may edit the example's calls: the target's own argument (markable.py).
     mine = own in group.frames
+    keywords = keyword_only_names(t.fn) if mine else frozenset()
     if g.kind == "size" and g.dim is not None and group.origin is None:
-        data["mark_dynamic"] = mark_dynamic_data(g.var, g.dim, names if mine else [], t)
+        data["mark_dynamic"] = mark_dynamic_data(g.var, g.dim, names if mine else [], t, keywords)
     if g.kind == "value" and group.origin is None and mine:
-        scalar = scalar_arg_data(g.var, names, t)
+        scalar = scalar_arg_data(g.var, names, t, keywords)
         if scalar is not None:
             data["scalar_arg"] = scalar
     bucket = guards.buckets(g, group.seen) if g.kind == "size" else ""

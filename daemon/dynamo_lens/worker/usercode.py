@@ -397,11 +397,21 @@ def code_of(fn: Any) -> tuple[str, int] | None:
     return (code.co_filename, code.co_firstlineno) if code is not None else None
 
 
-def parameter_names(fn: Any) -> list[str]:
-    """The target's own parameter names, through wrappers (``functools.wraps``) and modules."""
+def _parameters(fn: Any) -> list[inspect.Parameter]:
+    """The target's own parameters, through wrappers (``functools.wraps``) and modules."""
     call = fn.forward if isinstance(fn, torch.nn.Module) else fn
     try:
-        params = inspect.signature(call).parameters.values()
+        return list(inspect.signature(call).parameters.values())
     except (TypeError, ValueError):
         return []
-    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def parameter_names(fn: Any) -> list[str]:
+    """The target's positional parameter names, in order."""
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in _parameters(fn) if p.kind in kinds]
+
+
+def keyword_only_names(fn: Any) -> frozenset[str]:
+    """The target's keyword-only parameters (after ``*``)."""
+    return frozenset(p.name for p in _parameters(fn) if p.kind is p.KEYWORD_ONLY)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from ..fixes.probe import probed
 from ..texts.errors import safe_str
@@ -305,19 +305,22 @@ def same_shape_fresh(call: Call) -> Call:
     return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
 
 
+def _tensor_leaves(call: Call) -> list[bool]:
+    """Whether each leaf of the call's inputs (``tree_flatten`` order) is a tensor."""
+    return [isinstance(v, torch.Tensor) for v in tree_flatten((call.args, call.kwargs))[0]]
+
+
+def _differing_leaves(a: Call, b: Call) -> set[int]:
+    """The leaves one call passes as a tensor and the other not (a number as a 0-d tensor)."""
+    ta, tb = _tensor_leaves(a), _tensor_leaves(b)
+    n = max(len(ta), len(tb))
+    return {i for i in range(n) if (i < len(ta) and ta[i]) != (i < len(tb) and tb[i])}
+
+
 def passed_differently(calls: list[Call], mine: list[Call]) -> set[str]:
     """The fingerprint's ``input i`` keys of inputs one version passes as a tensor and the
     other not (fingerprint.py names tensor inputs by their place among the call's leaves)."""
-    out: set[str] = set()
-    for a, b in zip(calls, mine, strict=True):
-        la = tree_flatten((a.args, a.kwargs))[0]
-        lb = tree_flatten((b.args, b.kwargs))[0]
-        for i in range(max(len(la), len(lb))):
-            ta = i < len(la) and isinstance(la[i], torch.Tensor)
-            tb = i < len(lb) and isinstance(lb[i], torch.Tensor)
-            if ta != tb:
-                out.add(f"input {i}")
-    return out
+    return {f"input {i}" for a, b in zip(calls, mine, strict=True) for i in _differing_leaves(a, b)}
 
 
 def series_of(calls: list[Call]) -> list[tuple[Call, dict[str, Any] | None, int]]:
@@ -364,20 +367,21 @@ def outcome_differences(fixed: Run, original: Run, *, exact: bool, grads: bool) 
     return [f"{original.how}: {d}" for d in differences(fixed, original, exact=exact, grads=grads)]
 
 
-def _asking_for_gradients(call: Call) -> Call | None:
-    """``call`` with each floating tensor input a fresh leaf that asks for its gradient; None
-    where it has none."""
+def _asking_for_gradients(call: Call, skip: set[int] | frozenset[int] = frozenset()) -> Call | None:
+    """``call`` with each floating tensor input a fresh leaf that asks for its gradient, but
+    the leaves in ``skip`` (``tree_flatten`` order); None where none asks."""
+    leaves, spec = tree_flatten((call.args, call.kwargs))
     found = False
-
-    def ask(v: Any) -> Any:
-        nonlocal found
-        if isinstance(v, torch.Tensor) and v.is_floating_point() and not v.requires_grad:
+    for i, v in enumerate(leaves):
+        if i in skip or not isinstance(v, torch.Tensor):
+            continue
+        if v.is_floating_point() and not v.requires_grad:
             found = True
-            return v.detach().clone().requires_grad_(True)
-        return v
-
-    asked = Call(tree_map(ask, call.args), tree_map(ask, call.kwargs))
-    return asked if found else None
+            leaves[i] = v.detach().clone().requires_grad_(True)
+    if not found:
+        return None
+    args, kwargs = tree_unflatten(leaves, spec)
+    return Call(args, kwargs)
 
 
 def gradient_differences(
@@ -397,7 +401,10 @@ def gradient_differences(
     out: list[str] = []
     compared = 0
     for a, b in zip(calls, mine, strict=False):
-        a2, b2 = _asking_for_gradients(a), _asking_for_gradients(b)
+        # A number the rewrite passes as a 0-d tensor was no input a gradient could reach in
+        # the original: not asked for in either (the inputs both had still are).
+        skip = _differing_leaves(a, b)
+        a2, b2 = _asking_for_gradients(a, skip), _asking_for_gradients(b, skip)
         if a2 is None or b2 is None:
             continue
         compared += 1
