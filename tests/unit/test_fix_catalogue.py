@@ -68,6 +68,10 @@ def test_a_logger_call_is_guarded_and_a_literal_warning_is_said_from_the_graph()
     ast.parse(new)
     assert "    _say_in_graph('warn', 'careful', 'UserWarning')\n" in new
     assert "reorderable_logging_functions" not in new
+    # The op's definition, added after the imports, has two blank lines below it (PEP 8,
+    # ruff's E305), above the module-level line that was one blank line below the imports.
+    assert "\n\n\nlogger = logging.getLogger(__name__)\n" in new
+    assert "\n\n\n\nlogger" not in new
     # A print of a shape: made from the real tensor where the graph runs (a size torch keeps
     # symbolic is not read while it traces).
     (rw,) = propose(_break(_line('print("h"')), SRC, in_workspace=True)

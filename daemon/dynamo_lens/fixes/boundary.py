@@ -36,6 +36,7 @@ from .rewrite import (
     lines_of,
     own_nodes,
     source_lines,
+    spacing_after,
     string_interiors,
     whole_lines,
 )
@@ -300,7 +301,7 @@ def _through_helper(
     end = fn.end_lineno or fn.lineno
     top = lines[last - 1] if lines[last - 1].endswith("\n") else lines[last - 1] + "\n"
     helper = "" if _STEP_MARK in at.source else STEP_TEXT  # one for the file
-    text, kept = top + helper, []
+    text, kept = top + helper + (spacing_after(lines, last, first) if helper else ""), []
     at_def = lines[first - 1]
     indent = at_def[: len(at_def) - len(at_def.lstrip())]
     for old in range(last + 1, end + 1):
@@ -464,7 +465,7 @@ def compile_model(at: At) -> Rewrite | None:
     args = f", {at.compile_args}" if at.compile_args else ""
     top = lines[last - 1] if lines[last - 1].endswith("\n") else lines[last - 1] + "\n"
     helper = "" if _MARK in at.source else STEPS_TEXT  # one for the file, in any line ending
-    text, kept = top + helper, []
+    text, kept = top + helper + (spacing_after(lines, last, first) if helper else ""), []
     for old in range(last + 1, stmt.lineno):  # the lines between, as they were
         if old == first:
             text += f"{step}@torch.compiler.disable\n"

@@ -10,7 +10,7 @@ import ast
 import io
 import tokenize
 
-from .rewrite import Rewrite, imports_torch, source_lines
+from .rewrite import Rewrite, imports_torch, source_lines, spacing_after
 from .settings import header_imports
 
 
@@ -64,7 +64,7 @@ def with_op(
         return None  # the op needs ``torch`` where it is defined: after ``import torch``
     lines = source_lines(source)
     text = lines[last - 1] if lines[last - 1].endswith("\n") else lines[last - 1] + "\n"
-    text += helper
+    text += helper + spacing_after(lines, last, start)
     kept = []
     for old in range(last + 1, start):  # the lines between, as they were
         kept.append((old, last + text.count("\n")))

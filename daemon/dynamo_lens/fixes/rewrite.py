@@ -30,6 +30,18 @@ def source_lines(source: str) -> list[str]:
     return _LINE.findall(source)
 
 
+def spacing_after(lines: list[str], last: int, before: int) -> str:
+    """The blank lines a definition added after line ``last`` still needs: two blank lines
+    between it and the next code line (PEP 8; ruff's E305 and E302), counting those the file
+    already has there, before line ``before`` (the first line the rewrite changes)."""
+    blank = 0
+    for ln in range(last + 1, before):
+        if ln > len(lines) or lines[ln - 1].strip():
+            break
+        blank += 1
+    return "\n" * max(0, 2 - blank)
+
+
 def ending(line: str) -> str:
     """The line ending ``line`` has ("" for a last line without one)."""
     return line[len(line.rstrip("\r\n")) :]

@@ -260,6 +260,18 @@ def test_calls_of_torchs_own_modules_go_through_a_function_torch_compiles() -> N
     assert "        out, _ = self.rnn(x)\n" in after
 
 
+def test_the_helper_is_followed_by_two_blank_lines_as_pep_8_asks() -> None:
+    """A module-level line one blank line below the imports: after the helper, torch's
+    definition, it gets the two blank lines PEP 8 asks for (ruff's E305), and keeps its
+    text; where the file has more, none is added."""
+    src = AGENT.replace("from torch import nn\n", "from torch import nn\n\nLIMIT = 3\n", 1)
+    after = _compile_step(src, "if torch.rand(1)")
+    assert "        return module\n" in after
+    assert ")\n\n\nLIMIT = 3\n\n\nclass Agent" in after
+    spaced = _compile_step(AGENT, "if torch.rand(1)")
+    assert "(call, module)\n\n\nclass Agent(nn.Module):" in spaced
+
+
 def test_outside_a_loop_the_function_keeps_being_compiled() -> None:
     """torch compiles a function up to a break outside a loop and resumes after it: kept out of
     the graph, its own tensor work would run uncompiled (the second hostile review measured a
