@@ -186,6 +186,19 @@ def rms(x, *, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
 
 
+BASE = 1.0
+
+
+def ratio(x, *, scale):
+    return x * (BASE / scale)
+
+
+def compile_example_ratio():
+    torch.manual_seed(0)
+    x = torch.randn(4, 4)
+    return [(ratio, (x,), {"scale": s}) for s in (0.5, 1.0, 2.0)]
+
+
 def compile_example_rms():
     torch.manual_seed(0)
     x = torch.randn(4, 8)
@@ -204,7 +217,10 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     compared with the state its last call left, not its first: every mark was refused). A
     keyword-only number torch guards with an exponent (``eps == 1e-05``) is passed as a 0-d
     tensor (the guard was read as no value's, the parameter as no argument's, and the
-    tensor's own gradient, which the number never had, failed the gradients check).
+    tensor's own gradient, which the number never had, failed the gradients check). Other
+    values of a number passed by keyword are tried as those passed by position are: at
+    ``scale=0.0`` the original's Python division raises and the tensor's returns inf, so
+    that rewrite is refused (it was verified on the example's values alone).
     torch's own count decides, after the write."""
     eager_workspace(tmp_path, m=KEYWORDS_AND_SPECIAL)
     _, doc, _ = check_json("m.py", "--checks", "recompiles", cwd=tmp_path)
@@ -224,6 +240,7 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
         "compile_example_sampler": 1,
         "compile_example_special": 2,
         "compile_example_rms": 1,
+        "compile_example_ratio": 1,
     }
     fixed = fix_json(tmp_path, "m.py", "--apply")
     rules = sorted(f["rule"] for f in fixed["applied"])  # type: ignore[index]
@@ -231,6 +248,13 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     for f in fixed["applied"]:  # type: ignore[index]
         checks = {c["name"]: c["ok"] for c in f["checks"]}
         assert checks["fewer compiles"] and checks["outputs equal"], f
+    refused = [
+        c["detail"]
+        for f in fixed["fixes"]  # type: ignore[attr-defined]
+        for c in f.get("checks", [])
+        if c["name"] == "other numbers equal" and not c["ok"]
+    ]
+    assert any("scale=0.0" in d and "ZeroDivisionError" in d for d in refused), fixed
     text = (tmp_path / "m.py").read_text()
     assert "torch._dynamo.mark_dynamic(__call[2]['x'], 0)" in text
     assert "torch._dynamo.maybe_mark_dynamic(__call[1][0], 0)" in text
@@ -244,6 +268,7 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
         "compile_example_sampler": 0,
         "compile_example_special": 1,
         "compile_example_rms": 0,
+        "compile_example_ratio": 1,
     }
 
 

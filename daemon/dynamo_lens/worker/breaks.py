@@ -324,9 +324,23 @@ def find_breaks(
     with GraphBreakLog() as cap, torchcompat.without_guard_latency_profile():
         out = torch._dynamo.explain(fn)(*call.args, **call.kwargs)
     metrics = torchcompat.compilation_metrics()
+    findings = break_findings(out, cap, metrics, ws, anchor, target)
+    cost = compiletime.by_function(metrics, ws)
+    return BreakResult(findings, int(out.graph_count), int(out.op_count), cost)
+
+
+def break_findings(
+    out: Any,
+    cap: TraceCapture,
+    metrics: list[dict[str, Any]],
+    ws: Workspace,
+    anchor: Frame | None,
+    target: str,
+) -> list[Finding]:
+    """The breaks of the compiles ``cap`` logged (and ``out``, explain's output, where there
+    is one), with the frames torch gave up on or skipped whole by its ``metrics``."""
     sites = with_skipped_frames(collect_sites(out, cap, ws, anchor), metrics, ws)
     with_silent_loop_skips(sites, metrics, ws)
     findings = [to_finding(s, target) for s in sites]
     findings.sort(key=lambda f: (f.path, f.line, f.column))
-    cost = compiletime.by_function(metrics, ws)
-    return BreakResult(findings, int(out.graph_count), int(out.op_count), cost)
+    return findings

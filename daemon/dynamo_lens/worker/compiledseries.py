@@ -14,7 +14,7 @@ import torch
 from ..findings import Finding, Frame
 from ..texts.locate import Workspace
 from . import modelstate, torchcompat
-from .breaks import collect_sites, to_finding
+from .breaks import break_findings, collect_sites, to_finding
 from .effects import Effects, observing
 from .equivalence import forward_and_grads
 from .fingerprint import fingerprint
@@ -40,6 +40,10 @@ class Series:
     # Frames whose graph holds at least one op: a frame torch skipped, or traced to nothing,
     # compiles nothing (a rewrite that moves the boundary must leave something compiled).
     graphs: int = 0
+    # The breaks of the first call's compiles, as the breaks check finds them (the frames
+    # torch gave up on or skipped whole included): what tracing that call would find, in the
+    # grad mode the calls ran in.
+    first_breaks: list[Finding] = field(default_factory=list)
 
     @property
     def out(self) -> Any:
@@ -83,6 +87,7 @@ def compiled_series(
         )
 
     seen: Counter[tuple[str, str, str]] = Counter()
+    logged0, metrics0 = 0, []
     with GraphBreakLog() as cap:
         for i, (call, start, seed) in enumerate(series):
             if start is not None:  # an input that takes a path from its own weights
@@ -98,11 +103,13 @@ def compiled_series(
             most.append(max((seen - before).values(), default=0))
             if i == 0:  # not ``if not state``: a plain function's state is empty
                 state = modelstate.save(t.fn, parameters=False)
+                logged0, metrics0 = len(cap.events), list(torchcompat.compilation_metrics())
                 coarse = fingerprint(t.fn, given, values=False)
     seen = frames()
     ops = [m.get("graph_op_count") for m in torchcompat.compilation_metrics()]
     graphs = sum(1 for n in ops if isinstance(n, int) and n > 0)
     found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
+    first = break_findings(None, cap.first(logged0), metrics0, ws, anchor, label)
     if not keep:
         torch._dynamo.reset()
     return Series(
@@ -116,4 +123,5 @@ def compiled_series(
         most,
         compiled if keep else None,
         graphs,
+        first,
     )

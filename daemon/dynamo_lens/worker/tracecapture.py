@@ -99,6 +99,13 @@ class TraceCapture(logging.Handler):
     def events(self) -> list[TraceEvent]:
         return self._state.events
 
+    def first(self, n: int) -> TraceCapture:
+        """The first ``n`` events alone (what one call's compiles logged, a later call's left
+        out), read as this capture reads them; a view, never entered as a handler."""
+        view = TraceCapture()
+        view._state = _State(self._state.strings, self._state.events[:n])
+        return view
+
     def of(self, name: str, artifact: str | None = None) -> list[TraceEvent]:
         return [
             e

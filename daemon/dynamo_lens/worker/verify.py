@@ -116,6 +116,11 @@ class Verdict:
         return ok
 
 
+# Backends that trace and run the graph as it is, generating no code: compiling with them costs
+# what a trace costs (torch's own names; a backend given as a function is not known to be one).
+_TRACING_ONLY = ("eager", "aot_eager")
+
+
 def _break_keys(findings: list[Finding]) -> Counter[SiteId]:
     """Breaks, and frames torch then runs eagerly (a break in a loop): a rewrite that turns a
     break into a skipped frame has not removed it."""
@@ -291,12 +296,33 @@ def verify(
             )
             if not gone:
                 return v
-        # As for the original: a recompile check that broke nowhere is the trace's answer.
-        unbroken = for_recompile and _stands_for_trace(recompiled1, rc_how)
-        modelstate.load(fixed.fn, state)
-        after = (
-            [] if unbroken else find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
-        )
+        paths = [r for r in extra if not r.raised and r.compiled]
+        series = [*series, *((r.call, r.start, r.seed) for r in paths)]
+        mine_series = series_of(mine) if rewrite.edits_calls else series
+        timed = for_recompile and not bystander  # its compile is timed below: kept warm
+
+        def run_series() -> Series:
+            modelstate.load(fixed.fn, state)
+            return compiled_series(
+                fixed, mine_series, backend, grads, ws, label, anchor1, keep=timed
+            )
+
+        fixed_series: Series | None = None
+        if for_recompile and _stands_for_trace(recompiled1, rc_how):
+            # As for the original: a recompile check that broke nowhere is the trace's answer.
+            after: list[Finding] = []
+        elif backend in _TRACING_ONLY and not timed and grads == torch.is_grad_enabled():
+            # A backend that generates no code compiles as cheaply as a trace: the compiled
+            # calls run first (every check of them still waits for the eager ones below), and
+            # their first call's compiles are the trace of the rewrite, in the grad mode a
+            # trace runs in. One compile of the rewrite instead of two. With a backend that
+            # generates code, the trace first: a rewrite that keeps its break is refused
+            # before it is compiled.
+            fixed_series = run_series()
+            after = fixed_series.first_breaks
+        else:
+            modelstate.load(fixed.fn, state)
+            after = find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
         if not for_recompile:
             gone = not any(_at_site(f, site, rewrite) for f in after)
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
@@ -339,6 +365,12 @@ def verify(
                 return v
         # A number passed as a tensor instead: equal on the example's values is not enough.
         other = other_numbers(calls, mine) if rewrite.edits_calls else []
+        # A rewrite of the calls passes some inputs differently (a number as a tensor): what
+        # those hold after the call is theirs, not a side effect of the rewrite.
+        passed = passed_differently(calls, mine) if rewrite.edits_calls else set()
+        if passed and not other:  # passed differently where no other value can be tried
+            v.add("other numbers equal", False, f"no other values tried for {sorted(passed)[0]}")
+            return v
         odd = [
             d
             for a, b, said in other
@@ -353,9 +385,6 @@ def verify(
             "other numbers equal", not odd, odd[0] if odd else f"{len(other)} other values"
         ):
             return v
-        # A rewrite of the calls passes some inputs differently (a number as a tensor): what
-        # those hold after the call is theirs, not a side effect of the rewrite.
-        passed = passed_differently(calls, mine) if rewrite.edits_calls else set()
         noise = RunNoise(original, grads, passed)
         left = [
             d
@@ -373,14 +402,8 @@ def verify(
         shown += raises_compiled(fixed, original, raising, backend, grads, state)
         if not v.add("same effects", not shown, shown[0] if shown else ""):
             return v
-        paths = [r for r in extra if not r.raised and r.compiled]
-        series = [*series, *((r.call, r.start, r.seed) for r in paths)]
-        mine_series = series_of(mine) if rewrite.edits_calls else series
-        modelstate.load(fixed.fn, state)
-        timed = for_recompile and not bystander  # its compile is timed below: kept
-        fixed_series = compiled_series(
-            fixed, mine_series, backend, grads, ws, label, anchor1, keep=timed
-        )
+        if fixed_series is None:
+            fixed_series = run_series()
         diffs_c = _compiled_differences(fixed_series, eager0[0], paths, grads, noise, rewrite)
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v

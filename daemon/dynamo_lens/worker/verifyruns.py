@@ -337,20 +337,30 @@ _OTHER_FLOATS = (-1.5, 0.0, 1e-3, 0.5, 3.0, 1e3)
 
 def other_numbers(calls: list[Call], mine: list[Call]) -> list[tuple[Call, Call, str]]:
     """The example's first call with each number the rewrite passes as a 0-d tensor (by
-    position) set to other values, both ways: (the original's call, the rewrite's, as said)."""
+    position or by keyword) set to other values, both ways: (the original's call, the
+    rewrite's, as said)."""
     if not calls or not mine:
         return []
     a0, b0 = calls[0], mine[0]
     out: list[tuple[Call, Call, str]] = []
-    for i, (x, y) in enumerate(zip(a0.args, b0.args, strict=False)):
+
+    def others(x: Any, y: Any) -> list[tuple[Any, torch.Tensor]]:
         number = isinstance(x, (int, float)) and not isinstance(x, bool)
         if not (number and isinstance(y, torch.Tensor) and y.dim() == 0):
-            continue
-        for v in _OTHER_FLOATS if isinstance(x, float) else _OTHER_INTS:
+            return []
+        values = _OTHER_FLOATS if isinstance(x, float) else _OTHER_INTS
+        return [(v, torch.tensor(v, dtype=y.dtype)) for v in values]
+
+    for i, (x, y) in enumerate(zip(a0.args, b0.args, strict=False)):
+        for v, t in others(x, y):
             a = Call(tuple(v if k == i else arg for k, arg in enumerate(a0.args)), a0.kwargs)
-            t = torch.tensor(v, dtype=y.dtype)
             b = Call(tuple(t if k == i else arg for k, arg in enumerate(b0.args)), b0.kwargs)
             out.append((a, b, f"argument {i} = {v!r}"))
+    for key in [k for k in a0.kwargs if k in b0.kwargs]:
+        for v, t in others(a0.kwargs[key], b0.kwargs[key]):
+            a = Call(a0.args, {**a0.kwargs, key: v})
+            b = Call(b0.args, {**b0.kwargs, key: t})
+            out.append((a, b, f"{key}={v!r}"))
     return out
 
 
