@@ -307,6 +307,10 @@ def verify(
                 fixed, mine_series, backend, grads, ws, label, anchor1, keep=timed
             )
 
+        def traced() -> list[Finding]:
+            modelstate.load(fixed.fn, state)
+            return find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
+
         fixed_series: Series | None = None
         if for_recompile and _stands_for_trace(recompiled1, rc_how):
             # As for the original: a recompile check that broke nowhere is the trace's answer.
@@ -326,11 +330,9 @@ def verify(
                 # decided the breaks: a rewrite that adds a break gets that verdict, and the
                 # break it uncovered goes to a chained fix (engine/fixing.py).
                 fixed_series = None
-                modelstate.load(fixed.fn, state)
-                after = find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
+                after = traced()
         else:
-            modelstate.load(fixed.fn, state)
-            after = find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
+            after = traced()
         if not for_recompile:
             gone = not any(_at_site(f, site, rewrite) for f in after)
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
