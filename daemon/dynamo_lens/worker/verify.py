@@ -307,7 +307,7 @@ def verify(
                 fixed, mine_series, backend, grads, ws, label, anchor1, keep=timed
             )
 
-        def traced() -> list[Finding]:
+        def trace_rewrite() -> list[Finding]:
             modelstate.load(fixed.fn, state)
             return find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
 
@@ -330,9 +330,9 @@ def verify(
                 # decided the breaks: a rewrite that adds a break gets that verdict, and the
                 # break it uncovered goes to a chained fix (engine/fixing.py).
                 fixed_series = None
-                after = traced()
+                after = trace_rewrite()
         else:
-            after = traced()
+            after = trace_rewrite()
         if not for_recompile:
             gone = not any(_at_site(f, site, rewrite) for f in after)
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
