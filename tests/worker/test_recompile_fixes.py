@@ -5,6 +5,7 @@ measured change. Each is checked against torch's own count after ``fix --apply``
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from conftest import check_json
@@ -248,6 +249,11 @@ def test_keyword_arguments_and_a_size_the_code_singles_out_are_fixed(tmp_path: P
     for f in fixed["applied"]:  # type: ignore[index]
         checks = {c["name"]: c["ok"] for c in f["checks"]}
         assert checks["fewer compiles"] and checks["outputs equal"], f
+        said = {c["name"]: c["detail"] for c in f["checks"]}
+        if f["rule"] == "mark-dynamic":
+            # The compiled calls that checked its outputs ran the marked tensors (copies that
+            # keep torch's marks): one graph for every size, as the user's calls compile.
+            assert said["no new recompile"].startswith("0 recompile(s)"), f
     refused = [
         c["detail"]
         for f in fixed["fixes"]  # type: ignore[attr-defined]
@@ -482,3 +488,111 @@ def test_a_check_the_analysis_ran_from_another_state_is_not_reused(ws: Path) -> 
     # Torch's count from the example's own state: the setting compiles as many frames.
     assert checks["fewer compiles"] == (False, "3 frame(s) compiled, original 3"), checks
     assert not setting["verified"], setting
+
+
+USES_LIBRARY = """import sys
+
+sys.path.insert(0, {lib!r})
+import torch
+from sixlib import SixRows
+
+
+def compile_example():
+    torch.manual_seed(0)
+    model = SixRows().eval()
+    return [(model, (torch.randn(n, 8),)) for n in (4, 6, 8)]
+"""
+
+STATIC_ADDRESS = """import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x, cache):
+        return self.fc(x) + cache.sum(0)
+
+
+def compile_example():
+    torch.manual_seed(0)
+    model = Head().eval()
+    cache = torch.zeros(4, 16)
+    torch._dynamo.mark_static_address(cache, guard=True)
+    return [(model, (torch.randn(n, 16), cache)) for n in (8, 12, 20, 24)]
+"""
+
+ATTRIBUTE = """import torch
+from torch import nn
+
+
+class Counted(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        x.seen.add_(1)
+        return self.fc(x) * x.seen
+
+
+def compile_example():
+    torch.manual_seed(0)
+    model = Counted().eval()
+    calls = []
+    for n in (8, 12, 20):
+        x = torch.randn(n, 16)
+        x.seen = torch.zeros(())
+        calls.append((model, (x,)))
+    return calls
+"""
+
+
+def _no_new_recompile(doc: dict[str, object]) -> list[tuple[str | None, bool, str]]:
+    return [
+        (f["rule"], f["verified"], c["detail"])
+        for f in doc["fixes"]  # type: ignore[attr-defined]
+        for c in f["checks"]
+        if c["name"] == "no new recompile"
+    ]
+
+
+def test_the_originals_compiled_calls_never_run_on_the_fixs_graphs(tmp_path: Path) -> None:
+    """The original's compiled calls run beside the fix's kept compile (timed next): where the
+    two share a code object (a module class from a library outside the workspace, torch's
+    wrapper for its own ``nn.Sequential``), the original ran on the fix's dynamic graph and
+    counted no recompile of its own ("original 0"), and a verified setting was refused. A
+    tensor marked with ``mark_static_address`` keeps no mark in a copy (torch guards on that
+    very tensor: every copy compiled again until the limit, and "no slower" passed as if the
+    original ran uncompiled), and an attribute of the user's on an input is not shared
+    between runs (refused for lack of it, as before, not for outputs that drifted)."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    # The fixture's SixRows, from outside the workspace: a library the fix cannot edit.
+    shutil.copy(
+        Path(__file__).parents[1] / "fixtures" / "fixes" / "dynamic_rows.py", lib / "sixlib.py"
+    )
+    (tmp_path / "ws").mkdir()
+    ws = eager_workspace(
+        tmp_path / "ws",
+        six=USES_LIBRARY.format(lib=str(lib)),
+        seq="import torch\nfrom torch import nn\n\n\ndef compile_example():\n"
+        "    torch.manual_seed(0)\n"
+        "    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).eval()\n"
+        "    return [(model, (torch.randn(n, 16),)) for n in (8, 12, 20)]\n",
+        kv=STATIC_ADDRESS,
+        counted=ATTRIBUTE,
+    )
+    six = _no_new_recompile(fix_json(ws, "six.py"))
+    assert six and all(d.endswith("original 2") for _, _, d in six), six
+    seq = _no_new_recompile(fix_json(ws, "seq.py"))
+    assert seq and all(d.endswith("original 1") for _, _, d in seq), seq
+    kv = _no_new_recompile(fix_json(ws, "kv.py"))
+    assert kv and all(d.endswith("over 6 calls, original 1") for _, _, d in kv), kv
+    counted = fix_json(ws, "counted.py")
+    failed = [c for f in counted["fixes"] for c in f["checks"] if not c["ok"]]  # type: ignore[attr-defined]
+    assert failed and all("no attribute 'seen'" in c["detail"] for c in failed), counted
+    for name in ("six.py", "seq.py", "kv.py", "counted.py"):
+        assert "mark_dynamic" not in (ws / name).read_text()  # nothing written without --apply

@@ -4,10 +4,13 @@ compiles with it too."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
-from dynamo_lens.worker import settings, steadytime
+from dynamo_lens.texts.locate import Workspace
+from dynamo_lens.worker import settings, steadytime, torchcompat
+from dynamo_lens.worker.compiledseries import compiled_series
 from dynamo_lens.worker.usercode import Call, Target
 
 
@@ -85,3 +88,36 @@ def test_an_original_torch_gave_up_on_is_timed_settled_and_said_so() -> None:
     # Timed once settled (uncompiled, past the limit), and the title says what it is against.
     assert got.gave_up and got.ok, got
     assert got.said().endswith("which torch runs uncompiled once it reaches its recompile limit")
+
+
+def test_versions_their_series_compiled_are_timed_warm_and_a_give_up_there_is_kept(
+    tmp_path: Path,
+) -> None:
+    """Verification times the compiles its series made (the fix's, then the original's, which
+    leaves the fix's warm): nothing compiles again while timing, and an original torch gave
+    up on in its series is timed as the uncompiled one it is."""
+    calls = [Call((torch.ones(4),), {})]
+    t0 = Target("o", Counting(), calls, __file__, 60, "example")
+    t1 = Target("f", original, calls, __file__, 14, "example")
+    ws = Workspace(tmp_path)
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(recompile_limit=2):
+        fix = compiled_series(t1, [(calls[0], None, 0)] * 2, "eager", False, ws, "t", None, True)
+        orig = compiled_series(
+            t0, [(calls[0], None, 0)] * 4, "eager", False, ws, "t", None, keep=True, fresh=False
+        )
+        assert orig.gave_up and not fix.gave_up, (orig, fix)
+        seen = len(torchcompat.compilation_metrics())
+        got = steadytime.measure(
+            t0,
+            t1,
+            "eager",
+            False,
+            rounds=3,
+            fixed_compiled=fix.compiled,
+            original_compiled=orig.compiled,
+            original_gave_up=orig.gave_up,
+        )
+        assert len(torchcompat.compilation_metrics()) == seen, "compiled again while timing"
+    torch._dynamo.reset()
+    assert got.gave_up and got.ok, got

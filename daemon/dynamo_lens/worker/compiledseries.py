@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch._dynamo.backends.registry import lookup_backend
 
 from ..findings import Finding, Frame
 from ..texts.locate import Workspace
@@ -44,6 +45,9 @@ class Series:
     # torch gave up on or skipped whole included): what tracing that call would find, in the
     # grad mode the calls ran in.
     first_breaks: list[Finding] = field(default_factory=list)
+    # Torch gave up on a frame at its recompile limit over the calls: from there it runs that
+    # frame uncompiled (steadytime.py times such a target as eager).
+    gave_up: bool = False
 
     @property
     def out(self) -> Any:
@@ -52,6 +56,19 @@ class Series:
     @property
     def grads(self) -> dict[str, torch.Tensor]:
         return self.outs[0][1]
+
+
+class _Apart:
+    """The workspace's backend as an object of its own. Torch keeps a function's compiles per
+    backend object: a series compiled beside another target's kept compile then neither runs
+    on nor counts that one's graphs where the two share a code object (a library's function
+    both import, the wrapper torch compiles a module of its own, ``nn.Sequential``, through)."""
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = lookup_backend(backend) if isinstance(backend, str) else backend
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        return self._backend(gm, example_inputs)
 
 
 def compiled_series(
@@ -63,14 +80,22 @@ def compiled_series(
     label: str,
     anchor: Frame | None,
     keep: bool = False,
+    fresh: bool = True,
 ) -> Series:
     """``fn`` compiled and called over ``series`` as it runs (gradients too where it trains):
     each call's outputs and gradients, the state the first call left, the frames torch compiled
     again (its compilation metrics, by code object), and the breaks of every compile, later
     calls' included (a rewrite can make a recompile break where the first call did not).
     ``keep``: the compiled target stays compiled (``Series.compiled``) for the caller to time,
-    where torch's caches are otherwise emptied after the calls."""
-    torch._dynamo.reset()
+    where torch's caches are otherwise emptied after the calls. ``fresh=False``: torch's caches
+    are not emptied first either, so that another target kept compiled stays warm: this one
+    compiles under a backend object of its own (``_Apart``), and what torch learned from the
+    other's compiles is forgotten (torchcompat.forget_compile_state)."""
+    if fresh:
+        torch._dynamo.reset()
+    else:
+        torchcompat.forget_compile_state()
+        backend = _Apart(backend)
     torchcompat.clear_compilation_metrics()
     compiled = torch.compile(t.fn, backend=backend)
     outs: list[tuple[Any, dict[str, torch.Tensor]]] = []
@@ -108,6 +133,7 @@ def compiled_series(
     seen = frames()
     ops = [m.get("graph_op_count") for m in torchcompat.compilation_metrics()]
     graphs = sum(1 for n in ops if isinstance(n, int) and n > 0)
+    gave_up = any(torchcompat.hit_recompile_limit(m) for m in torchcompat.compilation_metrics())
     found = [to_finding(s, label) for s in collect_sites(None, cap, ws, anchor)]
     first = break_findings(None, cap.first(logged0), metrics0, ws, anchor, label)
     if not keep:
@@ -124,4 +150,5 @@ def compiled_series(
         compiled if keep else None,
         graphs,
         first,
+        gave_up,
     )

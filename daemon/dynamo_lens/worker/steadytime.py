@@ -95,11 +95,15 @@ def measure(
     rounds: int = ROUNDS,
     fixed_compiled: Any = None,
     original_settings: settings.Saved | None = None,
+    original_compiled: Any = None,
+    original_gave_up: bool = False,
 ) -> SteadyTime:
     """Each version over its own calls, as the recompile check made them (not copies: a copy
     loses the dimension a fix marked dynamic), compiled with ``backend``; run last, after
     every check of what the calls compute. ``fixed_compiled``: the fix already compiled with
-    ``backend`` (by the calls that checked its outputs), warmed here as the original is.
+    ``backend`` (by the calls that checked its outputs), warmed here as the original is;
+    ``original_compiled`` the same of the original (by the calls that counted its recompiles),
+    ``original_gave_up`` whether torch gave up on it at its recompile limit on those calls.
     ``original_settings``: torch's settings without the fix's (a fix that is a setting, made
     while its file imports): the original compiles and runs under them, the fix under the
     settings now, each put in place outside the timed calls."""
@@ -109,7 +113,7 @@ def measure(
     differ = original_settings is not None and original_settings != now
     own = [original_settings if differ else None, now if differ else None]
     runs = []
-    for t, given in ((original, None), (fixed, fixed_compiled)):
+    for t, given in ((original, original_compiled), (fixed, fixed_compiled)):
         compiled = given if given is not None else torch.compile(t.fn, backend=backend)
         runs.append(_calls_of(compiled, list(t.calls), grads))
     block: list[float] = []  # the original's fastest time for its calls, per round
@@ -135,13 +139,13 @@ def measure(
         q1, _, q3 = statistics.quantiles(ratios, n=4)
         return SteadyTime(statistics.median(ratios), max(q3 - q1, MIN_NOISE), n, gave_up)
 
-    gave_up = False
+    gave_up = original_gave_up
     try:
         for i, run in enumerate(runs):  # cold: the compiles; then warm, before timing
             _put(own[i])
             settled_uncompiled = _settle(run)
             if i == 0:  # the original's: a fix that gives up is the slower one, as timed
-                gave_up = settled_uncompiled
+                gave_up = gave_up or settled_uncompiled
         got = look(rounds, 1)
         if not got.ok and got.ratio - 1 <= MAX_SLOWER:
             # Slower by less than the bound, but more than this spread: a verdict the

@@ -102,6 +102,41 @@ def forget_imported_modules() -> None:
         clear()
 
 
+# What torch's marks of a tensor's dimensions set on it (mark_dynamic, maybe_mark_dynamic,
+# mark_static, mark_unbacked; the names vary by release, each a set or a dict) besides the
+# ``_dynamo_`` ones. Not ``_dynamo_static_input_type`` (mark_static_address): torch then
+# guards on that very tensor, which a copy is not.
+_MARK_NAMES = ("_specialize_on", "_has_dynamo_dim_marking")
+_NOT_MARKS = ("_dynamo_static_input_type",)
+
+
+def dimension_marks(t: torch.Tensor) -> dict[str, object]:
+    """The attributes torch's dimension marks set on ``t``: a copy given them compiles as
+    the marked tensor does."""
+    return {
+        k: v
+        for k, v in vars(t).items()
+        if (k.startswith("_dynamo_") or k in _MARK_NAMES) and k not in _NOT_MARKS
+    }
+
+
+def forget_compile_state() -> None:
+    """What torch learned compiling, as ``torch._dynamo.reset`` forgets it, but its caches: the
+    sizes automatic dynamic shapes saw per function (keyed by file, line and name, which a
+    shadow's functions share with the file's: 2.6 and later), and the floats it was told to
+    specialise (by the name of a symbol, any frame's: 2.6 and later). Another target's
+    compile then stays warm, and this one compiles as from a fresh process."""
+    try:
+        from torch._dynamo import pgo
+    except ImportError:  # before 2.6: automatic dynamic's sizes are per code object
+        pass
+    else:
+        pgo.reset_code_state()
+    tensorify = getattr(torch._dynamo, "TensorifyState", None)
+    if tensorify is not None and hasattr(tensorify, "clear"):
+        tensorify.clear()
+
+
 def clear_compilation_metrics() -> None:
     """Forget the metrics of earlier compilations (``torch._dynamo.reset()`` keeps them)."""
     clear = getattr(torch._dynamo.utils, "clear_compilation_metrics", None)

@@ -7,6 +7,7 @@ rewrite that removed a branch, inputs that take each of its paths (branchpaths.p
 
 from __future__ import annotations
 
+import copy
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 from ..fixes.probe import probed
 from ..texts.errors import safe_str
 from ..texts.locate import Workspace
-from . import branchpaths, modelstate
+from . import branchpaths, modelstate, torchcompat
 from .effects import Effects, observing
 from .equivalence import compare, forward_and_grads
 from .fingerprint import changed as fingerprints_differ
@@ -29,12 +30,26 @@ from .usercode import Call, Target, eager_of
 
 
 def clone(call: Call) -> Call:
+    """The call with fresh copies of its tensors, which keep torch's marks of their
+    dimensions (``mark_dynamic``'s ``_dynamo_dynamic_indices`` and the like): without them the
+    copy compiles as a static shape the user's call never does (a mark-dynamic fix's compiled
+    calls were checked on a graph it never runs). Other attributes are not copied: one the
+    user's code mutates would carry from one run to the next (a copy of its own is no less
+    wrong for an object the call shares)."""
+
     def c(v: Any) -> Any:
-        return (
-            v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v
-        )
+        if not isinstance(v, torch.Tensor):
+            return v
+        return _attributes_of(v, v.detach().clone().requires_grad_(v.requires_grad))
 
     return Call(tree_map(c, call.args), tree_map(c, call.kwargs))
+
+
+def _attributes_of(v: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """``out`` given copies of torch's marks of ``v``'s dimensions."""
+    for k, held in torchcompat.dimension_marks(v).items():
+        setattr(out, k, copy.copy(held))
+    return out
 
 
 @dataclass
@@ -295,11 +310,12 @@ def _compiled_raise(
 
 
 def same_shape_fresh(call: Call) -> Call:
-    """The same call with new random values of the same shapes and dtypes."""
+    """The same call with new random values of the same shapes and dtypes (and the same
+    dimension marks)."""
 
     def fresh(v: Any) -> Any:
         if isinstance(v, torch.Tensor) and v.is_floating_point():
-            return torch.randn_like(v).requires_grad_(v.requires_grad)
+            return _attributes_of(v, torch.randn_like(v).requires_grad_(v.requires_grad))
         return v
 
     return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
