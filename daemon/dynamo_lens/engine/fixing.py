@@ -51,6 +51,9 @@ class Fix:
     # The file's other break sites its verified rewrite removes too, for every target verified.
     gone: list[SiteId] = field(default_factory=list)
     stale: bool = False  # the file changed after it was analysed or while it was verified
+    # The other rewrites tried for this break and not kept: rule, the checks that failed and
+    # why (a user asks why mark_dynamic was not the fix: 1.3x slower once warm).
+    refused: list[dict[str, Any]] = field(default_factory=list)
     unreadable: bool = False  # its file cannot be read as source (``why`` says why)
 
     @property
@@ -151,6 +154,9 @@ def fixes_for(
             out.append(shown)
             continue
         fallback: Fix | None = None
+        fallback_rw: Rewrite | None = None
+        # Each rewrite tried and not kept, with what refused it (``Fix.refused``).
+        tried: list[tuple[Rewrite, dict[str, Any]]] = []
         for rw in rewrites:
             fix.verified = _try(engine, result, fix, rw, src, every, cancel)
             if not fix.verified and fix.uncovered:
@@ -177,10 +183,15 @@ def fixes_for(
             if fix.applicable:
                 break
             if fix.verified and fallback is None:
-                fallback = dataclasses.replace(fix)
+                fallback, fallback_rw = dataclasses.replace(fix), rw
+            failed = [c["name"] for c in fix.checks if not c["ok"]]
+            tried.append((rw, {"rule": done.rule, "failed": failed, "why": fix.why}))
         else:
+            reported = rewrites[-1] if rewrites else None  # the last tried, as it stands
             if fallback is not None:
-                fix = fallback
+                fix, reported = fallback, fallback_rw
+            tried = [(r, said) for r, said in tried if r is not reported]
+        fix.refused = [said for _, said in tried]
         fix.seconds = time.perf_counter() - started
         out.append(fix)
         if fix.verified and fix.rewrite is not None:
@@ -213,7 +224,7 @@ def _proven(
             for c in earlier.checks
         ]
         return dataclasses.replace(
-            earlier, finding=fix.finding, targets=fix.targets, checks=checks, gone=[]
+            earlier, finding=fix.finding, targets=fix.targets, checks=checks, gone=[], refused=[]
         )
     return None
 

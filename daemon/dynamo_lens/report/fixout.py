@@ -29,6 +29,7 @@ def fix_dict(fix: Any, root: Path) -> dict[str, Any]:
         "applicable": fix.applicable,
         "checks": fix.checks,
         "why": fix.why,
+        "refused": fix.refused,
         "seconds": round(fix.seconds, 3),
         "diff": fix.diff,
     }
@@ -55,6 +56,9 @@ def render(report: list[Any], applied: list[Any], problems: list[Any], root: Pat
             lines.append(f"    {mark} {c['name']}" + (f": {c['detail']}" if c["detail"] else ""))
         if d["why"]:
             lines.append(f"  {d['why']}")
+        for r in d["refused"]:
+            failed = ", ".join(r["failed"]) or "not applicable"
+            lines.append(f"  also tried: {r['rule']}, refused ({failed})")
         if d["diff"]:
             lines += ["    " + ln for ln in d["diff"].rstrip("\n").splitlines()]
     if not report and not applied and not problems:
