@@ -17,7 +17,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
-FLOOR_SRC = f"import sys; sys.path.insert(0, {str(REPO)!r})\n" + r'''
+FLOOR_SRC = (
+    f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
+    + r'''
 import importlib.util, os, re, sys, time
 import torch
 from torch import nn
@@ -76,6 +78,7 @@ def run_file(root, path, capture=None):
     return {"total": t3 - t0, "import": t1 - t0, "examples": t2 - t1, "explain": t3 - t2,
             "targets": len(targets), "graphs": graphs, "breaks": breaks}
 '''
+)
 
 
 _FLOOR_SERVER = (
