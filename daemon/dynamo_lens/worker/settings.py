@@ -7,9 +7,11 @@ with it)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,3 +100,15 @@ def restore(saved: Saved) -> None:
 # Taken before any user code runs: each file starts from torch's own settings, so a file that
 # sets `torch._dynamo.config.*` at import affects its own analysis and no other file's.
 PRISTINE = save()
+
+
+@contextlib.contextmanager
+def under(saved: Saved) -> Iterator[None]:
+    """``saved`` in place while open, and what was in place before put back after (the
+    original's settings for a moment, within a shadow's)."""
+    now = save()
+    restore(saved)
+    try:
+        yield
+    finally:
+        restore(now)

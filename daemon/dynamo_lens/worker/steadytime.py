@@ -98,8 +98,8 @@ def measure(
     original_compiled: Any = None,
     original_gave_up: bool = False,
 ) -> SteadyTime:
-    """Each version over its own calls, as the recompile check made them (not copies: a copy
-    loses the dimension a fix marked dynamic), compiled with ``backend``; run last, after
+    """Each version over its own calls, as the recompile check made them (the user's tensors
+    themselves, the fix's marks on them), compiled with ``backend``; run last, after
     every check of what the calls compute. ``fixed_compiled``: the fix already compiled with
     ``backend`` (by the calls that checked its outputs), warmed here as the original is;
     ``original_compiled`` the same of the original (by the calls that counted its recompiles),

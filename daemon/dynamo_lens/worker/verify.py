@@ -263,15 +263,11 @@ def verify(
         """The original's breaks, traced when first needed (only where the rewrite breaks at
         all), under the original's own settings."""
         if not traced:
-            inside = settings.save()
-            settings.restore(outside)
-            try:
+            with settings.under(outside):
                 modelstate.load(original.fn, state)
                 traced.append(
                     find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
                 )
-            finally:
-                settings.restore(inside)
         return _break_keys(traced[0])
 
     originals = [*eager0, *extra]
@@ -426,15 +422,11 @@ def verify(
             # original's that of its own series, run now: the recompiles "no new recompile"
             # compares below, and one compile of the original instead of two. Under the
             # original's settings, and torch's caches not emptied first: the fix stays warm.
-            inside = settings.save()
-            settings.restore(outside)
-            try:
+            with settings.under(outside):
                 modelstate.load(original.fn, state)
                 orig_series = compiled_series(
                     original, series, backend, grads, ws, label, anchor0, keep=True, fresh=False
                 )
-            finally:
-                settings.restore(inside)
             steady = steadytime.measure(
                 original,
                 fixed,

@@ -40,12 +40,12 @@ def clone(call: Call) -> Call:
     def c(v: Any) -> Any:
         if not isinstance(v, torch.Tensor):
             return v
-        return _attributes_of(v, v.detach().clone().requires_grad_(v.requires_grad))
+        return _with_marks(v, v.detach().clone().requires_grad_(v.requires_grad))
 
     return Call(tree_map(c, call.args), tree_map(c, call.kwargs))
 
 
-def _attributes_of(v: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+def _with_marks(v: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     """``out`` given copies of torch's marks of ``v``'s dimensions."""
     for k, held in torchcompat.dimension_marks(v).items():
         setattr(out, k, copy.copy(held))
@@ -315,7 +315,7 @@ def same_shape_fresh(call: Call) -> Call:
 
     def fresh(v: Any) -> Any:
         if isinstance(v, torch.Tensor) and v.is_floating_point():
-            return _attributes_of(v, torch.randn_like(v).requires_grad_(v.requires_grad))
+            return _with_marks(v, torch.randn_like(v).requires_grad_(v.requires_grad))
         return v
 
     return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
