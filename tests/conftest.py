@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +23,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # Daemons and engines started by tests keep their result caches in a throwaway folder, not in
 # the user's ~/.cache (the cache lives outside workspaces; see server/cache.py).
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="dynamo-lens-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 EXPECT_RE = re.compile(r"#\s*expect:\s*(?P<kind>[\w-]+)(?:\s+(?P<detail>\S+))?")
 
 

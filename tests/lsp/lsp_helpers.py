@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import shutil
 import tempfile
 import time
@@ -26,8 +27,16 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 _DAEMON_FAULTS = ("exits.py", "good_common.py", "hangs.py", "segfaults.py")
 
 
+def scratch(prefix: str) -> Path:
+    """A temporary folder removed when the test process exits (a module's workspace lives as
+    long as its daemon, which the process outlives)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def copy_workspace(src: Path) -> Path:
-    dst = Path(tempfile.mkdtemp(prefix="dl-lsp-")) / "ws"
+    dst = scratch("dl-lsp-") / "ws"
     shutil.copytree(src, dst)
     return dst
 

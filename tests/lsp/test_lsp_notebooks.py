@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import nbformat
 import pytest
-from lsp_helpers import client_fixtures, logs, until
+from lsp_helpers import client_fixtures, logs, scratch, until
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -47,7 +46,7 @@ CELLS = [
 
 
 def _workspace() -> Path:
-    ws = Path(tempfile.mkdtemp(prefix="dl-lsp-nb-")) / "ws"
+    ws = scratch("dl-lsp-nb-") / "ws"
     ws.mkdir()
     (ws / "pyproject.toml").write_text('[tool.dynamo-lens]\nbackend = "eager"\n')
     nb = nbformat.v4.new_notebook()

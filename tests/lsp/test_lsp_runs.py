@@ -8,14 +8,13 @@ import itertools
 import os
 import re
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_helpers import start, until
+from lsp_helpers import scratch, start, until
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -37,7 +36,7 @@ print("waiting", flush=True)
 time.sleep(600)
 """
 
-WS = Path(tempfile.mkdtemp(prefix="dl-runs-")) / "ws"
+WS = scratch("dl-runs-") / "ws"
 WS.mkdir()
 (WS / "train.py").write_text(TRAIN)
 (WS / "hang.py").write_text(HANG)
