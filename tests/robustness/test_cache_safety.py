@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import msgpack
+import pytest
 from dynamo_lens.findings import FileResult, Finding, Kind, Severity, to_wire
 from dynamo_lens.server.cache import FORMAT, ResultCache, default_directory
 
@@ -15,12 +16,13 @@ def _result(path: Path) -> FileResult:
     return FileResult(str(path), "h", findings=[f], ran=True)
 
 
-def test_the_cache_lives_outside_the_workspace(tmp_path: Path) -> None:
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
-    try:
-        d = default_directory(tmp_path / "ws")
-    finally:
-        del os.environ["XDG_CACHE_HOME"]
+def test_the_cache_lives_outside_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Put back as it was after the test (conftest's folder): the later tests of this process
+    # must not write their caches into the user's ~/.cache.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    d = default_directory(tmp_path / "ws")
     assert d.is_relative_to(tmp_path / "xdg") and not d.is_relative_to(tmp_path / "ws")
 
 
