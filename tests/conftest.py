@@ -20,10 +20,19 @@ pytest_plugins = ("pytester", "support.fix_workspace")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def scratch(prefix: str) -> Path:
+    """A temporary folder removed when the test process exits (a module's workspace lives as
+    long as its daemon, which the process outlives)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 # Daemons and engines started by tests keep their result caches in a throwaway folder, not in
 # the user's ~/.cache (the cache lives outside workspaces; see server/cache.py).
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="dynamo-lens-test-cache-")
-atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = str(scratch("dynamo-lens-test-cache-"))
 EXPECT_RE = re.compile(r"#\s*expect:\s*(?P<kind>[\w-]+)(?:\s+(?P<detail>\S+))?")
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from conftest import scratch
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
@@ -25,14 +24,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # The daemon's workspace (tests/fixtures/daemon) also holds these user-code faults, kept once
 # in tests/fixtures/faults.
 _DAEMON_FAULTS = ("exits.py", "good_common.py", "hangs.py", "segfaults.py")
-
-
-def scratch(prefix: str) -> Path:
-    """A temporary folder removed when the test process exits (a module's workspace lives as
-    long as its daemon, which the process outlives)."""
-    path = Path(tempfile.mkdtemp(prefix=prefix))
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
-    return path
 
 
 def copy_workspace(src: Path) -> Path:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from lsp_helpers import client_fixtures, logs, scratch, until
+from conftest import scratch
+from lsp_helpers import client_fixtures, logs, until
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_helpers import scratch, start, until
+from conftest import scratch
+from lsp_helpers import start, until
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, run_cli
@@ -214,6 +215,18 @@ def test_a_package_file_imports_as_python_m_would(engine: Engine) -> None:
 SLOW_REAL_CODE = '[tool.dynamo-lens]\nbackend = "eager"\ntimeout = 600\n'
 SLOW_FIX_SECONDS = 2400
 
+
+def _fix_apply(ws: Path) -> dict[str, Any]:
+    """``fix example.py --apply`` in ``ws`` with the limits above: its JSON report."""
+    (ws / "pyproject.toml").write_text(SLOW_REAL_CODE)
+    rc, out, err = run_cli(
+        "fix", "example.py", "--apply", "--format", "json", cwd=ws, timeout=SLOW_FIX_SECONDS
+    )
+    assert rc == 0, f"{err}\n--- stdout ---\n{out[-3000:]}"
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
 GPT2_EXAMPLE = """\
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
@@ -255,12 +268,7 @@ def test_the_transformers_logger_break_is_not_silenced_where_the_warning_shows(
     are left as they were."""
     pytest.importorskip("transformers")
     (tmp_path / "example.py").write_text(GPT2_EXAMPLE)
-    (tmp_path / "pyproject.toml").write_text(SLOW_REAL_CODE)
-    rc, out, err = run_cli(
-        "fix", "example.py", "--apply", "--format", "json", cwd=tmp_path, timeout=SLOW_FIX_SECONDS
-    )
-    assert rc == 0, f"{err}\n--- stdout ---\n{out[-3000:]}"
-    doc = json.loads(out)
+    doc = _fix_apply(tmp_path)
     assert doc["applied"] == [], doc
     (fix,) = doc["fixes"]
     assert fix["rule"] == "ignore-logger" and not fix["verified"], fix
@@ -341,12 +349,7 @@ def test_breaks_inside_generate_are_removed_by_compiling_the_model_it_holds(
     pytest.importorskip("transformers")
     (tmp_path / "example.py").write_text(GENERATE_EXAMPLE)
     (tmp_path / "original.py").write_text(GENERATE_EXAMPLE)
-    (tmp_path / "pyproject.toml").write_text(SLOW_REAL_CODE)
-    rc, out, err = run_cli(
-        "fix", "example.py", "--apply", "--format", "json", cwd=tmp_path, timeout=SLOW_FIX_SECONDS
-    )
-    assert rc == 0, f"{err}\n--- stdout ---\n{out[-3000:]}"
-    doc = json.loads(out)
+    doc = _fix_apply(tmp_path)
     (applied,) = doc["applied"]
     assert applied["rule"] == "compile-model" and applied["verified"], applied
     step = next(c for c in applied["checks"] if c["name"] == "no recompile per step")
