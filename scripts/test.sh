@@ -13,14 +13,21 @@ echo "[test] mypy"
 # The oldest supported torch besides the pinned one (a 4-7 GB install from the registry):
 # its venv is built while the main tests run (the install waits on the disk, the tests on
 # the CPUs), and its tests run after them.
+mkdir -p out
 prep=""
 if [ -z "${DYNAMO_LENS_SKIP_COMPAT:-}" ]; then
-  mkdir -p out
   bash scripts/compat.sh --prepare 2.8.0 > out/compat-prepare.log 2>&1 &
   prep=$!
-  # A failed test run must not leave the multi-GB install running after CI has answered.
-  trap 'kill "$prep" 2>/dev/null || true' EXIT
 fi
+# The extension's set-up (apt, npm ci, Node 24 and code-server, the .vsix: ~4 minutes, most of
+# it waiting on the registries and the disk) is made while pytest runs, as the venv is.
+ext=""
+if [ -z "${DYNAMO_LENS_SKIP_EXTENSION:-}" ] && [ -f scripts/extension/setup.sh ]; then
+  bash scripts/extension/setup.sh > out/extension-setup.log 2>&1 &
+  ext=$!
+fi
+# A failed test run must not leave a multi-GB install running after CI has answered.
+trap 'kill $prep $ext 2>/dev/null || true' EXIT
 echo "[test] pytest"
 # Two threads per torch process: the CI machine has two cores and runs a worker beside pytest.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
@@ -36,7 +43,11 @@ if [ -n "$prep" ]; then
   echo "[test] torch 2.8.0"
   COMPAT_OUT=out/compat bash scripts/compat.sh 2.8.0
 fi
-if [ -z "${DYNAMO_LENS_SKIP_EXTENSION:-}" ] && [ -f scripts/extension/test.sh ]; then
+if [ -n "$ext" ]; then
   echo "[test] extension"
-  bash scripts/extension/test.sh
+  if ! wait "$ext"; then
+    cat out/extension-setup.log
+    exit 1
+  fi
+  bash scripts/extension/test.sh --set-up
 fi

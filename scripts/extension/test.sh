@@ -4,16 +4,19 @@
 #   scripts/extension/test.sh            everything (runs setup.sh first; idempotent)
 #   scripts/extension/test.sh --unit     type check, lint and unit tests only
 #   scripts/extension/test.sh --smoke    ... plus the e2e smoke test (activation, status item)
+#   scripts/extension/test.sh --set-up   everything, setup.sh already run (scripts/test.sh)
 #   Extra arguments after -- go to extension/test/e2e/run.mjs.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 MODE=full
+SET_UP=""
 E2E_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --unit) MODE=unit ;;
     --smoke) MODE=smoke ;;
+    --set-up) SET_UP=1 ;;
     --) shift; E2E_ARGS=("$@"); break ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -23,7 +26,7 @@ say() { echo "[test] $*"; }
 
 if [ "$MODE" = unit ]; then
   [ -d node_modules ] || npm ci --no-audit --no-fund
-else
+elif [ -z "$SET_UP" ]; then
   bash scripts/extension/setup.sh
 fi
 say "tsc --noEmit"
