@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
 from dynamo_lens.findings import Kind
@@ -91,3 +92,54 @@ def test_workers_are_recycled_after_many_jobs(tmp_path: Path) -> None:
         pool.MAX_JOBS_PER_WORKER = old
     assert first.reports and second.reports and not second.interrupted
     assert any("recycled after 2 jobs" in x for x in logs), logs
+
+
+FINDER = """\
+import sys
+
+import torch
+
+
+class Redirect:
+    def find_spec(self, name, path=None, target=None):
+        return None  # a finder of the user's own: it could answer any later import
+
+
+sys.meta_path.insert(0, Redirect())
+
+
+def compile_example():
+    return torch.nn.Linear(2, 2), (torch.randn(1, 2),)
+"""
+
+WITH_TRANSFORMERS = """\
+import torch
+import transformers  # adds an import finder of its own (legacy module aliases) as it loads
+
+
+def compile_example():
+    return torch.nn.Linear(2, 2), (torch.randn(1, 2),)
+"""
+
+
+def test_an_import_finder_is_a_taint_unless_a_library_brings_it(tmp_path: Path) -> None:
+    """User code's own finder replaces the worker; the one transformers adds as it is imported
+    does not (it replaced the worker after every job of every file importing transformers, and
+    none of their results was cached)."""
+    (tmp_path / "finder.py").write_text(FINDER)
+    (tmp_path / "innocent.py").write_text(INNOCENT)
+    logs: list[str] = []
+    cfg, _ = load(tmp_path, {"backend": "eager"})
+    with Engine(tmp_path, cfg, on_log=logs.append) as eng:
+        res = eng.analyze_file(tmp_path / "finder.py", ["breaks"])
+        assert res.interrupted and any("sys.meta_path changed" in x for x in logs), logs
+        assert not eng.analyze_file(tmp_path / "innocent.py", ["breaks"]).interrupted
+    pytest.importorskip("transformers")
+    (tmp_path / "hf.py").write_text(WITH_TRANSFORMERS)
+    logs.clear()
+    with Engine(tmp_path, cfg, on_log=logs.append) as eng:
+        first = eng.analyze_file(tmp_path / "hf.py", ["breaks"])
+        again = eng.analyze_file(tmp_path / "innocent.py", ["breaks"])
+    assert first.reports and not first.interrupted, logs
+    assert again.reports and not again.interrupted, logs
+    assert not any("restarted" in x or "left changed" in x for x in logs), logs

@@ -4,6 +4,11 @@ One file that patches ``builtins.len`` gave the next, unrelated file false error
 cache kept them). After every job the worker compares what user code could have changed with a
 snapshot taken before any ran; a job that changed any of it is reported tainted, its result is
 not cached, and the worker is replaced.
+
+An import finder an installed library adds as it is first imported is not a change of this kind:
+the library stays imported, and a fresh worker that imports it gets the same finder. Transformers
+adds one (its legacy module aliases); counting it replaced the worker after every job of every
+file that imports transformers, and cached none of their results.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ from __future__ import annotations
 import builtins
 import os
 import signal
+import site
 import sys
+import sysconfig
 import threading
 from typing import Any
 
@@ -42,6 +49,17 @@ def _ids(namespace: dict[str, Any]) -> dict[str, int]:
     return {k: id(v) for k, v in namespace.items()}
 
 
+def _install_dirs() -> tuple[str, ...]:
+    """Where installed libraries and the standard library live, for this interpreter."""
+    paths = sysconfig.get_paths()
+    dirs = [paths.get(k, "") for k in ("purelib", "platlib", "stdlib", "platstdlib")]
+    try:
+        dirs += [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:  # pragma: no cover - a virtualenv's old site.py
+        pass
+    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs if d)
+
+
 class Baseline:
     def __init__(self) -> None:
         import torch
@@ -54,6 +72,8 @@ class Baseline:
         self.sys = {a: id(getattr(sys, a, None)) for a in _SYS_ATTRS}
         # Identities, not len(): user code may have replaced len itself.
         self.meta_path = [id(f) for f in sys.meta_path]
+        self.installed = _install_dirs()
+        self.modules: set[str] = set(sys.modules)  # before the job now running (``begin``)
         self.trace = (sys.gettrace(), sys.getprofile())
         self.recursion = sys.getrecursionlimit()
         self.signals = {s: signal.getsignal(s) for s in _SIGNALS}
@@ -62,6 +82,30 @@ class Baseline:
         self.threads = {t.ident for t in threading.enumerate()}
         self.grad = torch.is_grad_enabled()
         self.dtype = torch.get_default_dtype()
+
+    def begin(self) -> None:
+        """A job starts: what it imports is told from what was imported before it."""
+        self.modules = set(sys.modules)
+
+    def _imported_with(self, finder: object) -> bool:
+        """Whether ``finder`` came with an installed library this job imported: its class is
+        defined in a module first imported during the job, from the library folders."""
+        name = type(finder).__module__
+        if name in self.modules:
+            return False  # a class from before the job: user code made this finder
+        path = getattr(sys.modules.get(name), "__file__", None)
+        return isinstance(path, str) and os.path.realpath(path).startswith(self.installed)
+
+    def _meta_path_changed(self) -> bool:
+        """Whether user code added, removed or reordered an import finder; a library's own
+        finder, added as it was imported, joins the baseline instead."""
+        now = [id(f) for f in sys.meta_path]
+        kept = [i for i in now if i in self.meta_path]
+        added = [f for f in sys.meta_path if id(f) not in self.meta_path]
+        if kept != self.meta_path or not all(self._imported_with(f) for f in added):
+            return True
+        self.meta_path = now
+        return False
 
     @staticmethod
     def _limits() -> dict[str, Any]:
@@ -89,7 +133,7 @@ class Baseline:
         for a, ident in self.sys.items():
             if id(getattr(sys, a, None)) != ident:
                 out.append(f"sys.{a} was replaced")
-        if [id(f) for f in sys.meta_path] != self.meta_path:
+        if self._meta_path_changed():
             out.append("sys.meta_path changed")
         if (sys.gettrace(), sys.getprofile()) != self.trace:
             out.append("a trace or profile function was left installed")
