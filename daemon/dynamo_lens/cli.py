@@ -45,6 +45,21 @@ def _checks(value: str) -> list[str]:
     return items
 
 
+# What ``fix`` has rewrites for. ``--checks breaks`` leaves out the recompile check: on a model
+# called in a decode loop it is most of the analysis (its probes run the whole loop again).
+FIX_CHECKS = ("breaks", "recompiles")
+
+
+def _fix_checks(value: str) -> tuple[str, ...]:
+    items = tuple(dict.fromkeys(c.strip() for c in value.split(",") if c.strip()))
+    bad = [c for c in items if c not in FIX_CHECKS]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(
+            f"fix has rewrites for {' and '.join(FIX_CHECKS)}, not {', '.join(bad) or '(none)'}"
+        )
+    return items
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dynamo-lens", description=__doc__)
     p.add_argument("--version", action="version", version=f"dynamo-lens {__version__}")
@@ -126,6 +141,12 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--root", type=Path, default=None, help="workspace root")
     x.add_argument("--backend", default=None, help="torch.compile backend (default inductor)")
     x.add_argument("--timeout", type=float, default=None, help="seconds per target")
+    x.add_argument(
+        "--checks",
+        type=_fix_checks,
+        default=FIX_CHECKS,
+        help=f"comma list of what to fix: {', '.join(FIX_CHECKS)} (default: both)",
+    )
     x.add_argument("--verbose", "-v", action="store_true")
     s = sub.add_parser("serve", help="run the language server (stdio)")
     s.add_argument("--tcp", default=None, metavar="127.0.0.1:PORT", help="debugging only")
@@ -343,7 +364,7 @@ def _fix(args: argparse.Namespace) -> int:
         print(f"dynamo-lens: {problem}", file=sys.stderr)
         return EXIT_ERROR
     root = (args.root or find_root(args.paths)).resolve()
-    overrides: dict[str, Any] = {"checks": ["breaks", "recompiles"]}
+    overrides: dict[str, Any] = {"checks": list(args.checks)}
     if args.backend:
         overrides["backend"] = args.backend
     if args.timeout is not None:
@@ -384,12 +405,12 @@ def _fix(args: argparse.Namespace) -> int:
                     errors.append(f"{f} is outside the workspace {root}: not changed")
                     continue
                 if args.apply:
-                    done = apply_verified(engine, str(f), on_write=wrote)
+                    done = apply_verified(engine, str(f), checks=args.checks, on_write=wrote)
                     report += done.left
                     errors += done.errors
                     problems += done.problems
                 else:
-                    result = engine.analyze_file(f, ["breaks", "recompiles"])
+                    result = engine.analyze_file(f, list(args.checks))
                     problems += [x for x in result.all_findings() if x.kind is Kind.ERROR]
                     if not any(x.kind is Kind.ERROR for x in result.all_findings()):
                         report += fixes_for(engine, result)
