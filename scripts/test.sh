@@ -16,18 +16,22 @@ echo "[test] mypy"
 mkdir -p out
 prep=""
 if [ -z "${DYNAMO_LENS_SKIP_COMPAT:-}" ]; then
-  bash scripts/compat.sh --prepare 2.8.0 > out/compat-prepare.log 2>&1 &
+  setsid bash scripts/compat.sh --prepare 2.8.0 > out/compat-prepare.log 2>&1 &
   prep=$!
 fi
 # The extension's set-up (apt, npm ci, Node 24 and code-server, the .vsix: ~4 minutes, most of
 # it waiting on the registries and the disk) is made while pytest runs, as the venv is.
 ext=""
 if [ -z "${DYNAMO_LENS_SKIP_EXTENSION:-}" ] && [ -f scripts/extension/setup.sh ]; then
-  bash scripts/extension/setup.sh > out/extension-setup.log 2>&1 &
+  setsid bash scripts/extension/setup.sh > out/extension-setup.log 2>&1 &
   ext=$!
 fi
-# A failed test run must not leave a multi-GB install running after CI has answered.
-trap 'kill $prep $ext 2>/dev/null || true' EXIT
+# A failed test run must not leave a multi-GB install running after CI has answered: each runs
+# in a session of its own (setsid), and its whole process group goes (npm, pip, apt-get).
+stop_background() {
+  for pid in $prep $ext; do kill -- "-$pid" 2>/dev/null || true; done
+}
+trap stop_background EXIT
 echo "[test] pytest"
 # Two threads per torch process: the CI machine has two cores and runs a worker beside pytest.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
@@ -40,6 +44,7 @@ if [ -n "$prep" ]; then
     cat out/compat-prepare.log
     exit 1
   fi
+  prep=""  # done: its number may be another process's by the time the trap runs
   echo "[test] torch 2.8.0"
   COMPAT_OUT=out/compat bash scripts/compat.sh 2.8.0
 fi
@@ -49,5 +54,6 @@ if [ -n "$ext" ]; then
     cat out/extension-setup.log
     exit 1
   fi
+  ext=""
   bash scripts/extension/test.sh --set-up
 fi

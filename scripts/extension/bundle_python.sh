@@ -32,6 +32,7 @@ fi
 echo "[bundle_python] copying daemon/dynamo_lens → $OUT/daemon/dynamo_lens"
 rm -rf "$OUT/daemon"
 mkdir -p "$OUT/daemon"
-cp -R "$ROOT/daemon/dynamo_lens" "$OUT/daemon/dynamo_lens"
-find "$OUT/daemon" -name __pycache__ -type d -prune -exec rm -rf {} +
+# Without __pycache__, not copied then removed: scripts/test.sh bundles while pytest runs, and a
+# .pyc Python is writing there (a temporary file it renames) can vanish under cp.
+tar -C "$ROOT/daemon" --exclude=__pycache__ -cf - dynamo_lens | tar -C "$OUT/daemon" -xf -
 ls "$LIBS" | sed 's/^/[bundle_python]   /' | grep -v dist-info || true

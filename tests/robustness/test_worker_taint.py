@@ -98,6 +98,7 @@ FINDER = """\
 import sys
 
 import torch
+import transformers
 
 
 class Redirect:
@@ -105,6 +106,9 @@ class Redirect:
         return None  # a finder of the user's own: it could answer any later import
 
 
+# Disguised as the finder transformers adds (which this import brought too): still the user's.
+Redirect.__module__ = "transformers.utils.import_utils"
+Redirect.__qualname__ = "_LegacyModuleAliasFinder"
 sys.meta_path.insert(0, Redirect())
 
 
@@ -123,9 +127,10 @@ def compile_example():
 
 
 def test_an_import_finder_is_a_taint_unless_a_library_brings_it(tmp_path: Path) -> None:
-    """User code's own finder replaces the worker; the one transformers adds as it is imported
-    does not (it replaced the worker after every job of every file importing transformers, and
-    none of their results was cached)."""
+    """User code's own finder replaces the worker, even under the name of transformers' own;
+    the one transformers adds as it is imported does not (it replaced the worker after every job
+    of every file importing transformers, and none of their results was cached)."""
+    pytest.importorskip("transformers")
     (tmp_path / "finder.py").write_text(FINDER)
     (tmp_path / "innocent.py").write_text(INNOCENT)
     logs: list[str] = []
@@ -134,7 +139,6 @@ def test_an_import_finder_is_a_taint_unless_a_library_brings_it(tmp_path: Path) 
         res = eng.analyze_file(tmp_path / "finder.py", ["breaks"])
         assert res.interrupted and any("sys.meta_path changed" in x for x in logs), logs
         assert not eng.analyze_file(tmp_path / "innocent.py", ["breaks"]).interrupted
-    pytest.importorskip("transformers")
     (tmp_path / "hf.py").write_text(WITH_TRANSFORMERS)
     logs.clear()
     with Engine(tmp_path, cfg, on_log=logs.append) as eng:

@@ -151,7 +151,6 @@ def main() -> int:
         path = list(sys.path)
         try:
             _in_job = True
-            baseline.begin()
             if cwd:
                 os.chdir(cwd)
             try:

@@ -5,10 +5,12 @@ cache kept them). After every job the worker compares what user code could have 
 snapshot taken before any ran; a job that changed any of it is reported tainted, its result is
 not cached, and the worker is replaced.
 
-An import finder an installed library adds as it is first imported is not a change of this kind:
-the library stays imported, and a fresh worker that imports it gets the same finder. Transformers
-adds one (its legacy module aliases); counting it replaced the worker after every job of every
-file that imports transformers, and cached none of their results.
+The import finders that libraries add as they are imported (``_IMPORT_TIME_FINDERS``) are not a
+change of this kind: the library stays imported, and a fresh worker that imports it gets the
+same finder. Transformers adds one (its legacy module aliases); counting it replaced the worker
+after every job of every file that imports transformers, and cached none of their results. Only
+those named: a library can also add a finder when user code asks it to (an alias of one module
+for another, a blocker of other bindings), which a fresh worker would not have.
 """
 
 from __future__ import annotations
@@ -49,6 +51,16 @@ def _ids(namespace: dict[str, Any]) -> dict[str, int]:
     return {k: id(v) for k, v in namespace.items()}
 
 
+# (module, class) of finders a library adds to ``sys.meta_path`` whenever it is imported, and
+# that only answer for that library's own module names.
+_IMPORT_TIME_FINDERS = frozenset(
+    {
+        ("transformers.utils.import_utils", "_LegacyModuleAliasFinder"),  # transformers 5
+        ("six", "_SixMetaPathImporter"),  # six.moves
+    }
+)
+
+
 def _install_dirs() -> tuple[str, ...]:
     """Where installed libraries and the standard library live, for this interpreter."""
     paths = sysconfig.get_paths()
@@ -73,7 +85,6 @@ class Baseline:
         # Identities, not len(): user code may have replaced len itself.
         self.meta_path = [id(f) for f in sys.meta_path]
         self.installed = _install_dirs()
-        self.modules: set[str] = set(sys.modules)  # before the job now running (``begin``)
         self.trace = (sys.gettrace(), sys.getprofile())
         self.recursion = sys.getrecursionlimit()
         self.signals = {s: signal.getsignal(s) for s in _SIGNALS}
@@ -83,17 +94,17 @@ class Baseline:
         self.grad = torch.is_grad_enabled()
         self.dtype = torch.get_default_dtype()
 
-    def begin(self) -> None:
-        """A job starts: what it imports is told from what was imported before it."""
-        self.modules = set(sys.modules)
-
     def _imported_with(self, finder: object) -> bool:
-        """Whether ``finder`` came with an installed library this job imported: its class is
-        defined in a module first imported during the job, from the library folders."""
-        name = type(finder).__module__
-        if name in self.modules:
-            return False  # a class from before the job: user code made this finder
-        path = getattr(sys.modules.get(name), "__file__", None)
+        """Whether ``finder`` is one a library adds as it is imported: a class named in
+        ``_IMPORT_TIME_FINDERS``, the very one its module defines, from an installed file."""
+        cls = type(finder)
+        name, qualname = cls.__module__, cls.__qualname__
+        module = sys.modules.get(name)
+        if (name, qualname) not in _IMPORT_TIME_FINDERS or getattr(
+            module, qualname, None
+        ) is not cls:
+            return False
+        path = getattr(module, "__file__", None)
         return isinstance(path, str) and os.path.realpath(path).startswith(self.installed)
 
     def _meta_path_changed(self) -> bool:
