@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from dynamo_lens.config import load
 from dynamo_lens.engine.analysis import Engine
-from dynamo_lens.findings import Kind
+from dynamo_lens.findings import FileResult, Kind
 
 PATCHES = """\
 import builtins
@@ -53,14 +53,19 @@ def compile_example():
 """
 
 
-def test_a_patched_builtin_does_not_reach_the_next_file(tmp_path: Path) -> None:
-    (tmp_path / "patches.py").write_text(PATCHES)
-    (tmp_path / "innocent.py").write_text(INNOCENT)
+def _in_turn(root: Path, **files: str) -> tuple[list[FileResult], list[str]]:
+    """``files`` (name without ``.py`` -> source) written to ``root`` and analysed for breaks
+    one after the other by one engine: their results, and what the engine logged."""
+    for name, text in files.items():
+        (root / f"{name}.py").write_text(text)
     logs: list[str] = []
-    cfg, _ = load(tmp_path, {"backend": "eager"})
-    with Engine(tmp_path, cfg, on_log=logs.append) as eng:
-        tainted = eng.analyze_file(tmp_path / "patches.py", ["breaks"])
-        res = eng.analyze_file(tmp_path / "innocent.py", ["breaks"])
+    cfg, _ = load(root, {"backend": "eager"})
+    with Engine(root, cfg, on_log=logs.append) as eng:
+        return [eng.analyze_file(root / f"{n}.py", ["breaks"]) for n in files], logs
+
+
+def test_a_patched_builtin_does_not_reach_the_next_file(tmp_path: Path) -> None:
+    (tainted, res), logs = _in_turn(tmp_path, patches=PATCHES, innocent=INNOCENT)
     assert tainted.interrupted  # shown, never cached
     assert [f for f in res.all_findings() if f.kind == Kind.ERROR] == []
     assert any("worker restarted" in x and "builtins.len" in x for x in logs), logs
@@ -131,19 +136,10 @@ def test_an_import_finder_is_a_taint_unless_a_library_brings_it(tmp_path: Path) 
     the one transformers adds as it is imported does not (it replaced the worker after every job
     of every file importing transformers, and none of their results was cached)."""
     pytest.importorskip("transformers")
-    (tmp_path / "finder.py").write_text(FINDER)
-    (tmp_path / "innocent.py").write_text(INNOCENT)
-    logs: list[str] = []
-    cfg, _ = load(tmp_path, {"backend": "eager"})
-    with Engine(tmp_path, cfg, on_log=logs.append) as eng:
-        res = eng.analyze_file(tmp_path / "finder.py", ["breaks"])
-        assert res.interrupted and any("sys.meta_path changed" in x for x in logs), logs
-        assert not eng.analyze_file(tmp_path / "innocent.py", ["breaks"]).interrupted
-    (tmp_path / "hf.py").write_text(WITH_TRANSFORMERS)
-    logs.clear()
-    with Engine(tmp_path, cfg, on_log=logs.append) as eng:
-        first = eng.analyze_file(tmp_path / "hf.py", ["breaks"])
-        again = eng.analyze_file(tmp_path / "innocent.py", ["breaks"])
+    (res, after), logs = _in_turn(tmp_path, finder=FINDER, innocent=INNOCENT)
+    assert res.interrupted and any("sys.meta_path changed" in x for x in logs), logs
+    assert not after.interrupted
+    (first, again), logs = _in_turn(tmp_path, hf=WITH_TRANSFORMERS, innocent=INNOCENT)
     assert first.reports and not first.interrupted, logs
     assert again.reports and not again.interrupted, logs
     assert not any("restarted" in x or "left changed" in x for x in logs), logs

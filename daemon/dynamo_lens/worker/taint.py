@@ -94,7 +94,7 @@ class Baseline:
         self.grad = torch.is_grad_enabled()
         self.dtype = torch.get_default_dtype()
 
-    def _imported_with(self, finder: object) -> bool:
+    def _added_by_library(self, finder: object) -> bool:
         """Whether ``finder`` is one a library adds as it is imported: a class named in
         ``_IMPORT_TIME_FINDERS``, the very one its module defines, from an installed file."""
         cls = type(finder)
@@ -113,7 +113,7 @@ class Baseline:
         now = [id(f) for f in sys.meta_path]
         kept = [i for i in now if i in self.meta_path]
         added = [f for f in sys.meta_path if id(f) not in self.meta_path]
-        if kept != self.meta_path or not all(self._imported_with(f) for f in added):
+        if kept != self.meta_path or not all(self._added_by_library(f) for f in added):
             return True
         self.meta_path = now
         return False
