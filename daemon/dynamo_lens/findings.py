@@ -163,6 +163,8 @@ class FindingData(TypedDict, total=False):
     function_digest: str
     # graph_break, with check --fixes
     fixes: list[FixData]
+    # error: the target whose analysis job was stopped in one of its checks (engine/partial.py)
+    stopped: str
     # any kind
     guess: bool  # from a zero-config guess
     stale: bool  # its line was edited since the analysis

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, check_json, markers
+from conftest import FIXTURES, check_json, markers, scratch
 
 FAULTS = FIXTURES / "faults"
 
@@ -88,3 +88,58 @@ def test_prints_never_reach_the_protocol(report: dict[str, Any]) -> None:
 def test_every_file_was_reported(report: dict[str, Any]) -> None:
     names = {Path(f["path"]).name for f in report["findings"]}
     assert {"raises.py", "hangs.py", "exits.py", "segfaults.py", "allocates.py"} <= names
+
+
+# A model whose first call breaks (the print) and whose second declared call stops the job in
+# the recompile check: it hangs past the job's limit, or crashes the worker.
+STOPS_LATER = """import ctypes
+import time
+
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        print("a break")  # break-line
+        if x.shape[0] == 3:
+            FAULT  # fault-line
+        return x * 2
+
+
+def compile_example():
+    model = Model().eval()
+    return [(model, (torch.randn(n, 4),)) for n in (2, 3)]
+"""
+_FAULTS_LATER = {
+    "hang": ("time.sleep(3600)", "timed out after 30 s"),
+    "crash": ("ctypes.string_at(0)", "segmentation fault"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(_FAULTS_LATER))
+def test_a_job_stopped_in_a_later_check_keeps_what_the_earlier_found(fault: str) -> None:
+    code, words = _FAULTS_LATER[fault]
+    ws = scratch("dl-stopped-")
+    (ws / "pyproject.toml").write_text(
+        '[tool.dynamo-lens]\nbackend = "eager"\ntimeout = 30\nchecks = ["breaks", "recompiles"]\n'
+    )
+    path = ws / "model.py"
+    path.write_text(STOPS_LATER.replace("FAULT", code))
+    _, doc, err = check_json(str(ws), "--fixes", "verify", "--verbose")
+    errors = _errors(doc, "model.py")
+    assert len(errors) == 1, errors
+    said = errors[0]["message"]
+    assert said.startswith("Analysis stopped in the recompile check of compile_example: "), said
+    assert words in said, said
+    assert errors[0]["line"] == markers(path)[0]
+    assert "checks that finished before it stopped are shown" in errors[0]["explanation"]
+    # The break the graph-break check found before the job was stopped is still reported.
+    breaks = [f for f in doc["findings"] if f["kind"] == "graph_break"]
+    assert [(b["line"], b["target"]) for b in breaks] == [
+        (markers(path, "break-line")[0], "model.py::compile_example")
+    ]
+    [report] = [t for t in doc["targets"] if t["target"] == "model.py::compile_example"]
+    assert report["checks"] == ["breaks"] and report["break_count"] == 1, report
+    # No rewrite of it is verified: verifying runs the same calls, to the same end.
+    assert "fixes" not in breaks[0].get("data", {}), breaks[0]
+    assert not [line for line in err.splitlines() if line.startswith("dynamo-lens: verify ")], err

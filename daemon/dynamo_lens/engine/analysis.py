@@ -27,6 +27,7 @@ from ..texts.source import content_hash, decode_source, syntax_error
 from ..wire import Unit
 from .cancel import CancelToken
 from .declarations import Declarations
+from .partial import Partial
 from .pool import (
     LOG_LINES_PER_JOB,
     JobCancelled,
@@ -263,7 +264,7 @@ class Engine:
             unit_key = (unit.path, unit.name, tuple(checks))
             params["target_keys"] = reach is not None
             try:
-                out, placed = self._unit_job(params, unit, unit_key, cancel, on_progress)
+                out, placed, so_far = self._unit_job(params, unit, unit_key, cancel, on_progress)
             except JobCancelled:
                 result.cancelled = True
                 break
@@ -272,8 +273,11 @@ class Engine:
                 if unit.kind == "guess":
                     # A guess that hangs or runs out of memory is silent: a log line.
                     self._log(f"zero-config guess {unit.name} skipped: {out.message}")
-                else:
-                    result.findings.append(out)
+                    continue
+                for r in so_far:  # what the checks that finished before it stopped found
+                    r.content_hash = result.content_hash
+                result.reports += so_far
+                result.findings.append(out)
                 continue
             for line in out.get("skipped", []):
                 self._log(f"{line} (skipped; no finding)")
@@ -367,12 +371,14 @@ class Engine:
         unit_key: tuple[Any, ...],
         cancel: CancelToken | None,
         on_progress: ProgressFn | None,
-    ) -> tuple[dict[str, Any] | Finding, dict[str, tuple[Reach, UnitResult]]]:
+    ) -> tuple[dict[str, Any] | Finding, dict[str, tuple[Reach, UnitResult]], list[TargetReport]]:
         """The unit's analysis job, and the results of the targets it did not analyse again
         (their key held: see worker/targetkeys.py), moved to where they are now. A result that
-        cannot be moved is asked for again (JobCancelled passes through)."""
+        cannot be moved is asked for again (JobCancelled passes through). A job that stopped
+        (its limits, a crash) is its error and the reports its finished checks made."""
         known = self.memo.target_keys(unit_key) if params["target_keys"] else []
         while True:
+            partial = Partial(on_progress)
             out = self._job(
                 "analyze",
                 dict(params, known_targets=known),
@@ -380,10 +386,10 @@ class Engine:
                 unit.line,
                 self._target_name(unit),
                 cancel,
-                on_progress,
+                partial,
             )
             if isinstance(out, Finding):
-                return out, {}
+                return partial.stopped(out), {}, partial.reports()
             t0 = time.perf_counter()
             _BOOKS.seconds = getattr(_BOOKS, "seconds", 0.0) + float(out.get("keys_s", 0.0))
             placed: dict[str, tuple[Reach, UnitResult]] = {}
@@ -403,7 +409,7 @@ class Engine:
                         f"{unit.name}: {len(placed)} of {len(out.get('order', []))} "
                         "target(s) reused (the edit cannot reach them)"
                     )
-                return out, placed
+                return out, placed, []
 
     @staticmethod
     def _in_order(

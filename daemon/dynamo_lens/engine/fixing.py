@@ -116,9 +116,19 @@ def fixes_for(
     # A verified rewrite that removes other breaks of the file too: their verdict, which would
     # differ in nothing but the site, by (rewrite, site), with the targets it was verified for.
     proven: dict[tuple[Any, ...], tuple[Fix, set[str]]] = {}
+    # Targets whose analysis job was stopped (its time limit, a crash): verifying a rewrite
+    # runs their calls again, to the same end.
+    stopped = {str(e.data.get("stopped")) for e in result.findings if e.data.get("stopped")}
     for fix in _breaks(result):
         started = time.perf_counter()
         f = fix.finding
+        if set(fix.targets) <= stopped:
+            fix.why = (
+                f"the analysis of {', '.join(fix.targets)} was stopped before it finished (see "
+                "its error): no rewrite is verified for it"
+            )
+            out.append(fix)
+            continue
         if not engine.workspace.contains(f.path):
             fix.why = "the break is in a library: only the workspace's files are edited"
             out.append(fix)

@@ -420,12 +420,23 @@ class _TargetRun:
         min_run_time: float,
     ) -> TargetReport:
         tn, name = self.target.name, self.name
+        done: list[str] = []
+
+        def finished(*checks: str) -> None:
+            # A job stopped later (its time or memory limit, a crash in user code) still shows
+            # what the finished checks found: the report so far, kept by the daemon until the
+            # job ends (engine/partial.py).
+            done.extend(checks)
+            progress(stage="checked", target=name, report=to_wire(self._result(done)))
+
         if "breaks" in self.checks:
             progress(stage="breaks", target=name, fraction=frac)
             self._guarded(f"tracing {tn}", self._breaks)
+            finished("breaks")
         if "recompiles" in self.checks:
             progress(stage="recompiles", target=name, fraction=frac)
             self._guarded(f"running variants of {tn}", lambda: self._recompiles(dynamic))
+            finished("recompiles")
         backend: list[Any] = []
         if "equivalence" in self.checks or "timings" in self.checks:
             self._guarded(
@@ -448,12 +459,23 @@ class _TargetRun:
                         lambda dev=dev: self._timings(dev, backend[0], mode, dynamic, min_run_time),  # type: ignore[misc]
                         dev,
                     )
+                # This device's comparison and timing, in the report beside the others'.
+                finished(
+                    *(c for c in ("equivalence", "timings") if c in self.checks and c not in done)
+                )
         torch._dynamo.reset()
+        return self._result()
+
+    def _result(self, done: list[str] | None = None) -> TargetReport:
+        """The report with the findings so far: the report itself, or where ``done`` names
+        the checks finished, a copy that says only those ran (what a job stopped now shows)."""
         findings = _label_guess(dedupe(self.findings), self.target)
         if not self.cfg.library_findings:
             findings = [f for f in findings if "library" not in f.data]
-        self.report.findings = findings
-        self.report.break_count = sum(1 for f in findings if f.is_break)
+        breaks = sum(1 for f in findings if f.is_break)
+        if done is not None:
+            return replace(self.report, findings=findings, break_count=breaks, checks=list(done))
+        self.report.findings, self.report.break_count = findings, breaks
         return self.report
 
 

@@ -1,0 +1,67 @@
+"""What an analysis job had found when it was stopped. The worker reports each target's
+findings as each check finishes (``stage="checked"``, worker/jobs.py); a job then stopped at
+its time or memory limit, or by a crash in user code, still shows what the finished checks
+found (the breaks of a target whose recompile variants ran past the limit), and its error says
+which check of which target was running."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from ..findings import Finding, TargetId, TargetReport, from_wire
+
+ProgressFn = Callable[[dict[str, Any]], None]
+
+_STOPPED = "Analysis stopped:"  # how the engine's error for a stopped job begins (analysis.py)
+# The worker's stage names, as a sentence says them.
+_CHECK_NAMES = {
+    "breaks": "the graph-break check",
+    "recompiles": "the recompile check",
+    "equivalence": "the compiled-vs-eager comparison",
+    "timings": "the timing",
+}
+
+
+class Partial:
+    """Passes the job's progress on (``forward``) and keeps each target's latest report."""
+
+    def __init__(self, forward: ProgressFn | None) -> None:
+        self._forward = forward
+        self._reports: dict[str, dict[str, Any]] = {}
+        self._order: list[str] = []
+        self._running: tuple[str, str] | None = None  # (stage, target) last started
+
+    def __call__(self, msg: dict[str, Any]) -> None:
+        target = str(msg.get("target", ""))
+        if msg.get("stage") == "checked":
+            if target not in self._reports:
+                self._order.append(target)
+            self._reports[target] = msg.get("report") or {}
+            self._running = None
+            return  # a report is the daemon's to keep, not a step to show
+        if msg.get("stage") in _CHECK_NAMES:
+            self._running = (str(msg["stage"]), target)
+        if self._forward is not None:
+            self._forward(msg)
+
+    def reports(self) -> list[TargetReport]:
+        """Each target's report as its last finished check left it, in the order they ran."""
+        return [from_wire(self._reports[t], TargetReport) for t in self._order]
+
+    def stopped(self, error: Finding) -> Finding:
+        """The job's error, saying which check of which target was running, that the finished
+        checks' findings are kept, and (``data["stopped"]``) the target it stopped in: no fix
+        is verified for it, as verifying runs the same calls again (engine/fixing.py)."""
+        if not error.message.startswith(_STOPPED) or (self._running is None and not self._order):
+            return error  # an internal error, or stopped before any check began
+        stage, target = self._running or ("", self._order[-1])
+        where = f" in {_CHECK_NAMES[stage]} of {TargetId.parse(target).short}" if stage else ""
+        kept = "The findings of the checks that finished before it stopped are shown."
+        return replace(
+            error,
+            message=error.message.replace(_STOPPED, f"Analysis stopped{where}:", 1),
+            explanation="\n".join(s for s in (kept if self._order else "", error.explanation) if s),
+            data={**error.data, "stopped": target},
+        )
