@@ -54,3 +54,15 @@ def test_a_job_stopped_before_any_check_is_its_error_as_it_was() -> None:
     died = error_at("m.py", 1, "Analysis stopped: the worker crashed (segmentation fault)")
     assert p.stopped(died) == died
     assert p.reports() == []
+
+
+def test_the_targets_the_worker_reuses_are_said_before_any_runs() -> None:
+    """The daemon's results for them stand in when the job stops (engine/analysis.py); a
+    second word replaces the first (the rest of the targets ran after all)."""
+    p = Partial(None)
+    both = [{"target": "m.py::u[0]", "key": 1}, {"target": "m.py::u[2]", "key": 2}]
+    order = ["m.py::u[0]", "m.py::u[1]", "m.py::u[2]"]
+    p({"stage": "reused", "target": "", "reused": both, "order": order})
+    assert (p.reused, p.order) == (both, order)
+    p({"stage": "reused", "target": "", "reused": both[:1], "order": order})
+    assert p.reused == both[:1]

@@ -389,27 +389,40 @@ class Engine:
                 partial,
             )
             if isinstance(out, Finding):
-                return partial.stopped(out), {}, partial.reports()
+                placed, _ = self._held(unit_key, partial.reused)
+                so_far = self._in_order(partial.reports(), placed, partial.order)
+                return partial.stopped(out), {}, so_far
             t0 = time.perf_counter()
             _BOOKS.seconds = getattr(_BOOKS, "seconds", 0.0) + float(out.get("keys_s", 0.0))
-            placed: dict[str, tuple[Reach, UnitResult]] = {}
-            for entry in out.get("reused", []):
-                key = from_wire(entry["key"], Reach)
-                got = self.memo.target(unit_key, key)
-                if got is None:
-                    known = [k for k in known if k != key.key]
-                    break
-                placed[entry["target"]] = (key, got)
+            placed, missing = self._held(unit_key, out.get("reused", []))
+            if missing:
+                known = [k for k in known if k not in missing]
+                continue
+            _BOOKS.seconds += time.perf_counter() - t0
+            self.targets_reused += len(placed)
+            self.targets_run += len(out.get("reports", [])) if params["target_keys"] else 0
+            if placed:
+                self._log(
+                    f"{unit.name}: {len(placed)} of {len(out.get('order', []))} "
+                    "target(s) reused (the edit cannot reach them)"
+                )
+            return out, placed, []
+
+    def _held(
+        self, unit_key: tuple[Any, ...], reused: list[dict[str, Any]]
+    ) -> tuple[dict[str, tuple[Reach, UnitResult]], list[Any]]:
+        """The results this engine holds for the targets the worker reused, by target, and the
+        keys of those it no longer holds."""
+        placed: dict[str, tuple[Reach, UnitResult]] = {}
+        missing: list[Any] = []
+        for entry in reused:
+            key = from_wire(entry["key"], Reach)
+            got = self.memo.target(unit_key, key)
+            if got is None:
+                missing.append(key.key)
             else:
-                _BOOKS.seconds += time.perf_counter() - t0
-                self.targets_reused += len(placed)
-                self.targets_run += len(out.get("reports", [])) if params["target_keys"] else 0
-                if placed:
-                    self._log(
-                        f"{unit.name}: {len(placed)} of {len(out.get('order', []))} "
-                        "target(s) reused (the edit cannot reach them)"
-                    )
-                return out, placed, []
+                placed[entry["target"]] = (key, got)
+        return placed, missing
 
     @staticmethod
     def _in_order(

@@ -30,14 +30,17 @@ class Partial:
     def __init__(self, forward: ProgressFn | None) -> None:
         self._forward = forward
         self._reports: dict[str, dict[str, Any]] = {}
-        self._order: list[str] = []
+        self.order: list[str] = []  # the targets, in the order the example returned them
+        # The targets the worker does not analyse again, as its result would list them.
+        self.reused: list[dict[str, Any]] = []
         self._running: tuple[str, str] | None = None  # (stage, target) last started
 
     def __call__(self, msg: dict[str, Any]) -> None:
         target = str(msg.get("target", ""))
+        if msg.get("stage") == "reused":  # the daemon holds their results (targetkeys.py)
+            self.reused, self.order = list(msg.get("reused") or []), list(msg.get("order") or [])
+            return
         if msg.get("stage") == "checked":
-            if target not in self._reports:
-                self._order.append(target)
             self._reports[target] = msg.get("report") or {}
             self._running = None
             return  # a report is the daemon's to keep, not a step to show
@@ -47,21 +50,24 @@ class Partial:
             self._forward(msg)
 
     def reports(self) -> list[TargetReport]:
-        """Each target's report as its last finished check left it, in the order they ran."""
-        return [from_wire(self._reports[t], TargetReport) for t in self._order]
+        """Each target's report as its last finished check left it, in the order they ran
+        (``order``: the example's, where the worker said it)."""
+        return [from_wire(r, TargetReport) for r in self._reports.values()]
 
     def stopped(self, error: Finding) -> Finding:
         """The job's error, saying which check of which target was running, that the finished
         checks' findings are kept, and (``data["stopped"]``) the target it stopped in: no fix
         is verified for it, as verifying runs the same calls again (engine/fixing.py)."""
-        if not error.message.startswith(_STOPPED) or (self._running is None and not self._order):
+        if not error.message.startswith(_STOPPED) or (self._running is None and not self._reports):
             return error  # an internal error, or stopped before any check began
-        stage, target = self._running or ("", self._order[-1])
+        stage, target = self._running or ("", next(reversed(self._reports)))
         where = f" in {_CHECK_NAMES[stage]} of {TargetId.parse(target).short}" if stage else ""
         kept = "The findings of the checks that finished before it stopped are shown."
         return replace(
             error,
             message=error.message.replace(_STOPPED, f"Analysis stopped{where}:", 1),
-            explanation="\n".join(s for s in (kept if self._order else "", error.explanation) if s),
+            explanation="\n".join(
+                s for s in (kept if self._reports or self.reused else "", error.explanation) if s
+            ),
             data={**error.data, "stopped": target},
         )

@@ -221,8 +221,16 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     # Each target starts from the random state and torch settings the example left, whichever
     # ran before it: its findings never depend on which of the others ran or were reused.
     start = _StartState()
+    order = [str(TargetId.parse(t.name)._replace(file=_rel(unit.path, ws))) for t in targets]
+    # The targets whose results the daemon holds, said before any runs: a job stopped later
+    # still shows them (engine/partial.py).
+    planned = [
+        {"target": order[i], "key": to_wire(k)} for i, k in enumerate(keys) if k.key in known
+    ]
+    if planned:
+        progress(stage="reused", reused=planned, order=order)
     for ti, target in enumerate(targets):
-        tid = str(TargetId.parse(target.name)._replace(file=_rel(unit.path, ws)))
+        tid = order[ti]
         key = keys[ti] if keys else None
         if key is not None and key.key in known:
             reused.append({"target": tid, "key": to_wire(key)})
@@ -247,6 +255,8 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             # no result of this unit is kept by key.
             keys = []
             ran = [None] * len(ran)
+            if planned:  # the rest run after all: only those skipped so far are reused
+                progress(stage="reused", reused=reused, order=order)
     keys_out = ran
     return {
         "reports": to_wire(reports),
@@ -255,7 +265,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         "keys": keys_out,
         "keys_s": keys_s,
         "reused": reused,
-        "order": [str(TargetId.parse(t.name)._replace(file=_rel(unit.path, ws))) for t in targets],
+        "order": order,
     }
 
 
