@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .cliargs import FIX_CHECKS, checks_arg, fix_checks_arg, fix_checks_of
 from .cmdpaths import find_root, is_notebook, mixed_projects, not_python, say_cells, say_skipped
 from .config import ALL_CHECKS, Config, load
 from .engine.analysis import Engine
@@ -30,38 +31,6 @@ if TYPE_CHECKING:
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-CLI_CHECKS = (*ALL_CHECKS, "static")
-
-
-def _checks(value: str) -> list[str]:
-    items = [c.strip() for c in value.split(",") if c.strip()]
-    if items == ["all"]:
-        return list(ALL_CHECKS)
-    bad = [c for c in items if c not in CLI_CHECKS]
-    if bad or not items:
-        raise argparse.ArgumentTypeError(
-            f"unknown check(s) {', '.join(bad) or '(none)'}; choose from {', '.join(CLI_CHECKS)}"
-        )
-    return items
-
-
-# What ``fix`` has rewrites for. ``--checks breaks`` leaves out the recompile check: on a model
-# called in a decode loop it is most of the analysis (its probes run the whole loop again).
-FIX_CHECKS = ("breaks", "recompiles")
-
-
-def _fix_checks(value: str) -> tuple[str, ...]:
-    items = {c.strip() for c in value.split(",") if c.strip()}
-    if items == {"all"}:
-        return FIX_CHECKS
-    bad = sorted(items - set(FIX_CHECKS))
-    if bad or not items:
-        raise argparse.ArgumentTypeError(
-            f"fix has rewrites for {' and '.join(FIX_CHECKS)}, not {', '.join(bad) or '(none)'}"
-        )
-    return tuple(c for c in FIX_CHECKS if c in items)  # one order: one cache key
-
-
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dynamo-lens", description=__doc__)
     p.add_argument("--version", action="version", version=f"dynamo-lens {__version__}")
@@ -71,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     c.add_argument(
         "--checks",
-        type=_checks,
+        type=checks_arg,
         default=None,
         help=f"comma list of {', '.join(ALL_CHECKS)} (default: all)",
     )
@@ -145,9 +114,9 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--timeout", type=float, default=None, help="seconds per target")
     x.add_argument(
         "--checks",
-        type=_fix_checks,
-        default=FIX_CHECKS,
-        help=f"comma list of what to fix: {', '.join(FIX_CHECKS)} (default: all)",
+        type=fix_checks_arg,
+        default=None,
+        help=f"comma list of what to fix: {', '.join(FIX_CHECKS)} (default: the workspace's)",
     )
     x.add_argument("--verbose", "-v", action="store_true")
     s = sub.add_parser("serve", help="run the language server (stdio)")
@@ -366,7 +335,7 @@ def _fix(args: argparse.Namespace) -> int:
         print(f"dynamo-lens: {problem}", file=sys.stderr)
         return EXIT_ERROR
     root = (args.root or find_root(args.paths)).resolve()
-    overrides: dict[str, Any] = {"checks": list(args.checks)}
+    overrides: dict[str, Any] = {"checks": list(args.checks)} if args.checks else {}
     if args.backend:
         overrides["backend"] = args.backend
     if args.timeout is not None:
@@ -374,6 +343,12 @@ def _fix(args: argparse.Namespace) -> int:
     cfg = _settings(root, overrides, args.paths)
     if cfg is None:
         return EXIT_ERROR
+    try:
+        args.checks = args.checks or fix_checks_of(cfg.checks)
+    except ValueError as exc:
+        print(f"dynamo-lens: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    cfg = replace(cfg, checks=list(args.checks))
     log = (lambda m: print(f"dynamo-lens: {m}", file=sys.stderr)) if args.verbose else None
     report: list[Fix] = []
     applied: list[Fix] = []

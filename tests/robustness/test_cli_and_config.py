@@ -70,3 +70,22 @@ def test_fix_checks_picks_breaks_or_recompiles_and_refuses_what_it_cannot_fix(
     rc, _, err = run_cli("fix", "m.py", "--checks", "timings", cwd=tmp_path)
     assert rc == 2 and "fix has rewrites for breaks and recompiles, not timings" in err, err
     assert (tmp_path / "m.py").read_text() == BREAK_AND_RECOMPILE
+
+
+def test_fix_without_checks_runs_those_of_the_workspace_it_has_rewrites_for(
+    tmp_path: Path,
+) -> None:
+    """A workspace that leaves the recompile check out (its probes are slow on its models) is
+    not made to run it by ``fix``; one whose checks ``fix`` has no rewrites for is told so."""
+    eager_workspace(tmp_path, m=BREAK_AND_RECOMPILE)
+    config = tmp_path / "pyproject.toml"
+    config.write_text(config.read_text() + 'checks = ["breaks", "timings"]\n')
+    rc, out, err = run_cli("fix", "m.py", "--format", "json", cwd=tmp_path)
+    assert rc == 0, err
+    fixes = json.loads(out)["fixes"]
+    assert fixes and all(f["gb_id"] for f in fixes), out  # breaks only: no recompile's fix
+    config.write_text(config.read_text().replace('"breaks", "timings"', '"timings"'))
+    rc, _, err = run_cli("fix", "m.py", cwd=tmp_path)
+    assert rc == 2, err
+    assert "the workspace's checks (timings) include none that fix has rewrites for" in err, err
+    assert (tmp_path / "m.py").read_text() == BREAK_AND_RECOMPILE

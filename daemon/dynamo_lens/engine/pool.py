@@ -388,6 +388,7 @@ class Worker:
                     raise JobCancelled()
             if now > deadline:
                 self._dump_and_kill()
+                self._deliver_rest(job_id, on_progress)
                 raise self._death(
                     "timeout", f"timed out after {timeout:.0f} s (the job was stopped)"
                 )
@@ -401,11 +402,25 @@ class Worker:
                 rss = sum(_rss_mb(p) for p in tree)
                 if rss > self.memory_limit_mb:
                     self._dump_and_kill()
+                    self._deliver_rest(job_id, on_progress)
                     raise self._death(
                         "memory",
                         f"used {rss:.0f} MB, over the memory limit of {self.memory_limit_mb} MB "
                         "(the job was stopped)",
                     )
+
+    def _deliver_rest(self, job_id: int, on_progress: ProgressFn | None) -> None:
+        """A stopped job's progress still queued (its last check's report), to the stream's end."""
+        end = time.monotonic() + _OUTPUT_GRACE
+        while on_progress is not None:
+            try:
+                msg = self._events.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                return
+            if msg is None:
+                return
+            if msg.get("id") == job_id and msg.get("ev") == "progress":
+                on_progress(msg)
 
     def _dump_and_kill(self) -> None:
         """Ask faulthandler where the worker is stuck, then kill it."""
