@@ -163,7 +163,7 @@ class FindingData(TypedDict, total=False):
     function_digest: str
     # graph_break, with check --fixes
     fixes: list[FixData]
-    # error: the target whose analysis job was stopped in one of its checks (engine/partial.py)
+    # error: the target whose analysis job was stopped ("" before any began; engine/partial.py)
     stopped: str
     # any kind
     guess: bool  # from a zero-config guess
@@ -402,6 +402,13 @@ class FileResult:
         for r in self.reports:
             out.extend(r.findings)
         return out
+
+    @property
+    def stopped(self) -> bool:
+        """An analysis job of it was stopped (its time or memory limit, a crash): its reports
+        are what the checks that finished found, and running its calls again (the slower
+        checks, verifying a rewrite) would stop the same way (engine/partial.py)."""
+        return any("stopped" in f.data for f in self.findings)
 
 
 _converter = cattrs.Converter()

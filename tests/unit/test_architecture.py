@@ -35,6 +35,7 @@ LAYERS = {
     # releases from the worker's one module for them.
     "kernel": 5,
     "cmdpaths": 1,  # findings only: what a command line names
+    "cliargs": 1,  # config only: the command line's check lists
     "cli": 6,
     "pytest_plugin": 6,
     "__main__": 7,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynamo_lens.engine.partial import Partial
-from dynamo_lens.findings import TargetReport, to_wire
+from dynamo_lens.findings import FileResult, TargetReport, to_wire
 from dynamo_lens.texts.errors import error_at
 
 
@@ -49,13 +49,6 @@ def test_reports_are_kept_and_the_running_check_is_named() -> None:
     assert p.stopped(bug) == bug
 
 
-def test_a_job_stopped_before_any_check_is_its_error_as_it_was() -> None:
-    p = Partial(None)
-    died = error_at("m.py", 1, "Analysis stopped: the worker crashed (segmentation fault)")
-    assert p.stopped(died) == died
-    assert p.reports() == []
-
-
 def test_the_targets_the_worker_reuses_are_said_before_any_runs() -> None:
     """The daemon's results for them stand in when the job stops (engine/analysis.py); a
     second word replaces the first (the rest of the targets ran after all)."""
@@ -66,3 +59,23 @@ def test_the_targets_the_worker_reuses_are_said_before_any_runs() -> None:
     assert (p.reused, p.order) == (both, order)
     p({"stage": "reused", "target": "", "reused": both[:1], "order": order})
     assert p.reused == both[:1]
+
+
+def test_a_job_stopped_between_checks_names_its_target_and_marks_the_result() -> None:
+    """Stopped after a target began but outside any check (loading a backend): named as the
+    target being analysed; before any began: no target. Either way the result is stopped, so
+    nothing runs its calls again (FileResult.stopped)."""
+    died = error_at("m.py", 4, "Analysis stopped: timed out after 30 s (the job was stopped)")
+    p = Partial(None)
+    p({"stage": "target", "target": "m.py::u[0]"})
+    p({"stage": "checked", "target": "m.py::u[0]", "report": _report("m.py::u[0]", ["breaks"])})
+    p({"stage": "target", "target": "m.py::u[1]"})
+    said = p.stopped(died)
+    assert said.message.startswith("Analysis stopped while analysing u[1]: timed out"), said
+    assert said.data["stopped"] == "m.py::u[1]"
+    none_began = Partial(None)
+    first = none_began.stopped(died)
+    assert (first.message, first.explanation) == (died.message, died.explanation)
+    assert first.data["stopped"] == "" and none_began.reports() == []
+    result = FileResult("m.py", "", findings=[first])
+    assert result.stopped and not FileResult("m.py", "", findings=[died]).stopped

@@ -143,3 +143,50 @@ def test_a_job_stopped_in_a_later_check_keeps_what_the_earlier_found(fault: str)
     # No rewrite of it is verified: verifying runs the same calls, to the same end.
     assert "fixes" not in breaks[0].get("data", {}), breaks[0]
     assert not [line for line in err.splitlines() if line.startswith("dynamo-lens: verify ")], err
+
+
+TWO_MODELS = """import ctypes
+
+import torch
+
+
+class Talker(torch.nn.Module):
+    def forward(self, x):
+        print("a break")
+        return x * 2
+
+
+class Crasher(torch.nn.Module):
+    def forward(self, x):
+        ctypes.string_at(0)  # fault-line
+        return x
+
+
+def compile_example():
+    return [(Talker(), (torch.randn(2, 4),)), (Crasher(), (torch.randn(2, 4),))]
+"""
+
+
+def test_one_target_asked_for_of_a_stopped_job_is_that_one_or_none() -> None:
+    """Asked for one entry of an example (a benchmark's code lens), a job the other entry
+    stopped gives that entry's report where it finished, and never the other's."""
+    from dynamo_lens.config import load
+    from dynamo_lens.engine.analysis import Engine
+
+    ws = scratch("dl-stopped-one-")
+    path = ws / "two.py"
+    path.write_text(TWO_MODELS)
+    cfg, _ = load(ws, {"backend": "eager", "checks": ["breaks"]})
+    with Engine(ws, cfg) as engine:
+        for asked, kept in (
+            ("compile_example[0]", ["two.py::compile_example[0]"]),
+            ("compile_example[1]", []),
+        ):
+            res = engine.analyze_file(path, ["breaks"], only_target=asked)
+            assert res.stopped and [r.target for r in res.reports] == kept, (asked, res.reports)
+            [err] = res.findings
+            assert err.message.startswith(
+                "Analysis stopped in the graph-break check of compile_example[1]: the worker "
+                "crashed"
+            ), err.message
+            assert err.line == markers(path)[0]

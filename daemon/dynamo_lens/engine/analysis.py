@@ -80,6 +80,13 @@ def might_have_targets(data: bytes, config_targets: Sequence[str], guess: bool) 
     return guess and b"Module" in data and bool(_CLASS_DEF.search(data))
 
 
+def _only(reports: list[TargetReport], want: TargetId | None) -> list[TargetReport]:
+    """The reports of the one target asked for, where one entry of an example was."""
+    if want is None or want.variant is None:
+        return reports
+    return [r for r in reports if TargetId.parse(r.target).short == want.short]
+
+
 class Engine:
     def __init__(
         self,
@@ -276,7 +283,7 @@ class Engine:
                     continue
                 for r in so_far:  # what the checks that finished before it stopped found
                     r.content_hash = result.content_hash
-                result.reports += so_far
+                result.reports += _only(so_far, want)
                 result.findings.append(out)
                 continue
             for line in out.get("skipped", []):
@@ -285,9 +292,7 @@ class Engine:
                 # Results from a process user code changed are shown, never cached.
                 result.interrupted = True
                 self._log(f"{unit.name}: the worker was left changed: {out['tainted']}")
-            fresh = from_wire(out.get("reports", []), list[TargetReport])
-            if want is not None and want.variant is not None:
-                fresh = [r for r in fresh if TargetId.parse(r.target).short == want.short]
+            fresh = _only(from_wire(out.get("reports", []), list[TargetReport]), want)
             reports = self._in_order(fresh, placed, out.get("order", []))
             for r in reports:
                 r.content_hash = result.content_hash

@@ -116,16 +116,15 @@ def fixes_for(
     # A verified rewrite that removes other breaks of the file too: their verdict, which would
     # differ in nothing but the site, by (rewrite, site), with the targets it was verified for.
     proven: dict[tuple[Any, ...], tuple[Fix, set[str]]] = {}
-    # Targets whose analysis job was stopped (its time limit, a crash): verifying a rewrite
-    # runs their calls again, to the same end.
-    stopped = {str(e.data.get("stopped")) for e in result.findings if e.data.get("stopped")}
     for fix in _breaks(result):
         started = time.perf_counter()
         f = fix.finding
-        if set(fix.targets) <= stopped:
+        if result.stopped:
+            # Verifying runs the file's calls again (the other targets', as bystanders, too),
+            # to the same end: the hang or crash that stopped its analysis comes first.
             fix.why = (
-                f"the analysis of {', '.join(fix.targets)} was stopped before it finished (see "
-                "its error): no rewrite is verified for it"
+                f"the analysis of {os.path.basename(result.path)} was stopped before it finished "
+                "(see its error): no rewrite of it is verified until it runs to the end"
             )
             out.append(fix)
             continue

@@ -33,19 +33,23 @@ class Partial:
         self.order: list[str] = []  # the targets, in the order the example returned them
         # The targets the worker does not analyse again, as its result would list them.
         self.reused: list[dict[str, Any]] = []
-        self._running: tuple[str, str] | None = None  # (stage, target) last started
+        self._target: str | None = None  # the target being analysed, from its start
+        self._running = ""  # the check of it running now ("" between checks)
 
     def __call__(self, msg: dict[str, Any]) -> None:
         target = str(msg.get("target", ""))
         if msg.get("stage") == "reused":  # the daemon holds their results (targetkeys.py)
             self.reused, self.order = list(msg.get("reused") or []), list(msg.get("order") or [])
             return
+        if msg.get("stage") == "target":
+            self._target, self._running = target, ""
+            return
         if msg.get("stage") == "checked":
             self._reports[target] = msg.get("report") or {}
-            self._running = None
+            self._running = ""
             return  # a report is the daemon's to keep, not a step to show
         if msg.get("stage") in _CHECK_NAMES:
-            self._running = (str(msg["stage"]), target)
+            self._target, self._running = target, str(msg["stage"])
         if self._forward is not None:
             self._forward(msg)
 
@@ -55,19 +59,25 @@ class Partial:
         return [from_wire(r, TargetReport) for r in self._reports.values()]
 
     def stopped(self, error: Finding) -> Finding:
-        """The job's error, saying which check of which target was running, that the finished
-        checks' findings are kept, and (``data["stopped"]``) the target it stopped in: no fix
-        is verified for it, as verifying runs the same calls again (engine/fixing.py)."""
-        if not error.message.startswith(_STOPPED) or (self._running is None and not self._reports):
-            return error  # an internal error, or stopped before any check began
-        stage, target = self._running or ("", next(reversed(self._reports)))
-        where = f" in {_CHECK_NAMES[stage]} of {TargetId.parse(target).short}" if stage else ""
-        kept = "The findings of the checks that finished before it stopped are shown."
+        """The job's error, saying which check of which target was running and that the
+        finished checks' findings are kept, with ``data["stopped"]``: the target it stopped in
+        ("" where none had begun). A result that holds one runs no more of its calls (no fix is
+        verified, the slower checks do not follow). An internal error is said as it was."""
+        if not error.message.startswith(_STOPPED):
+            return error
+        where = ""
+        if self._target is not None:
+            short = TargetId.parse(self._target).short
+            check = _CHECK_NAMES.get(self._running)
+            where = f" in {check} of {short}" if check else f" while analysing {short}"
+        kept = (
+            "The findings of the checks that finished before it stopped are shown."
+            if self._reports or self.reused
+            else ""
+        )
         return replace(
             error,
             message=error.message.replace(_STOPPED, f"Analysis stopped{where}:", 1),
-            explanation="\n".join(
-                s for s in (kept if self._reports or self.reused else "", error.explanation) if s
-            ),
-            data={**error.data, "stopped": target},
+            explanation="\n".join(s for s in (kept, error.explanation) if s),
+            data={**error.data, "stopped": self._target or ""},
         )

@@ -411,7 +411,7 @@ class Worker:
 
     def _deliver_rest(self, job_id: int, on_progress: ProgressFn | None) -> None:
         """A stopped job's progress still queued (its last check's report), to the stream's end."""
-        end = time.monotonic() + _OUTPUT_GRACE
+        end = time.monotonic() + 2.0  # a child of user code may hold the stream open
         while on_progress is not None:
             try:
                 msg = self._events.get(timeout=max(0.01, end - time.monotonic()))

@@ -158,7 +158,8 @@ class Analyses:
         self._accept_then_store(doc, result, data, job, key)
         # The slower checks (equivalence, timings) follow in the background.
         rest = [c for c in ctx.config.checks if c not in job.checks]
-        if rest and result.reports and not job.token.cancelled:
+        # Not after a stopped analysis: the slower checks run the same calls, to the same end.
+        if rest and result.reports and not result.stopped and not job.token.cancelled:
             more = self._analyse(job, data, rest)
             if more is not None:
                 merged = merge_results(result, more[0])
@@ -323,8 +324,11 @@ class Analyses:
         )
         if res.cancelled:
             return None
+        whole = TargetId.parse(target).variant is None  # the unit: its first target
         for r in res.reports:
-            return r
+            # A stopped run's reports are what finished before it: timings only if they did.
+            if (whole or TargetId.parse(r.target).short == short) and "timings" in r.checks:
+                return r
         if res.findings:
             raise RuntimeError(res.findings[0].message)
         raise ValueError(f"no target {target!r} in {path}")

@@ -111,6 +111,11 @@ class Verdicts:
         if not self.ctx.workspace.contains(rewrite.path):
             raise PermissionError(f"not a workspace file: {rewrite.path}")
         key = _key(rewrite, target, self.target_path(target))
+        doc = self.ctx.docs.find(self.target_path(target))
+        if doc is not None and doc.result is not None and doc.result.stopped:
+            # Verifying runs the file's calls again, to the end its analysis met first.
+            why = "its file's analysis was stopped before it finished (see its error)"
+            return {"verified": False, "checks": [{"name": "runs", "ok": False, "detail": why}]}
         try:
             src = read_source(rewrite.path)
         except WriteError as exc:

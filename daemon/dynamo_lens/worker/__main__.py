@@ -30,10 +30,18 @@ from ..wire import END_OF_OUTPUT, Channel, ChannelClosed  # noqa: E402
 from .cancel import Cancelled  # noqa: E402
 
 _in_job = False
+# A cancel that arrives while a progress message is being written waits for its end: raised
+# halfway through, it would leave half a message on the channel (a report is several KB).
+_sending = False
+_cancel_pending = False
 
 
 def _on_cancel(signum: int, frame: FrameType | None) -> None:
+    global _cancel_pending
     if _in_job:
+        if _sending:
+            _cancel_pending = True
+            return
         raise Cancelled()
 
 
@@ -121,7 +129,7 @@ def main() -> int:
     baseline = Baseline()  # before any user code: what a job must leave as it found it
     chan.send({"ev": "ready", "env": jobs.environment(), "pid": os.getpid()})
 
-    global _in_job
+    global _in_job, _cancel_pending
     while True:
         try:
             msg = chan.recv()
@@ -150,7 +158,7 @@ def main() -> int:
             cwd = None  # gone meanwhile: from the worker's own folder, as any file
         path = list(sys.path)
         try:
-            _in_job = True
+            _cancel_pending, _in_job = False, True
             if cwd:
                 os.chdir(cwd)
             try:
@@ -196,7 +204,15 @@ def _end_output() -> None:
 
 
 def _send_progress(chan: Channel, job_id: Any, **kw: Any) -> None:
-    chan.send({"ev": "progress", "id": job_id, **kw})
+    global _sending, _cancel_pending
+    _sending = True
+    try:
+        chan.send({"ev": "progress", "id": job_id, **kw})
+    finally:
+        _sending = False
+    if _cancel_pending:
+        _cancel_pending = False
+        raise Cancelled()
 
 
 def _describe(exc: BaseException) -> dict[str, str]:

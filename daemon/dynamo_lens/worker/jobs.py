@@ -236,6 +236,7 @@ def analyze_job(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
             reused.append({"target": tid, "key": to_wire(key)})
             continue
         ran.append(to_wire(key) if key is not None else None)
+        progress(stage="target", target=tid)  # a job stopped from here on stopped in this one
         start.restore()
         run = _TargetRun(target, ws, cfg, env, checks, tid, path)
         reports.append(
