@@ -74,6 +74,47 @@ async def test_hang_segfault_and_exit_get_errors_and_the_daemon_carries_on(
     assert any("worker restarted" in m for m in logs(client))
 
 
+# Two models in one example: the first breaks, the second crashes the worker as it is traced.
+_ONE_CRASHES = """import ctypes
+
+import torch
+
+
+class Talker(torch.nn.Module):
+    def forward(self, x):
+        print("talking")  # break-line
+        return x * 2
+
+
+class Crasher(torch.nn.Module):
+    def forward(self, x):
+        ctypes.string_at(0)  # fault-line
+        return x
+
+
+def compile_example():
+    return [(Talker(), (torch.randn(2, 4),)), (Crasher(), (torch.randn(2, 4),))]
+"""
+
+
+@pytest.mark.asyncio
+async def test_a_target_that_crashes_leaves_the_breaks_found_before_it(
+    client: LanguageClient,
+) -> None:
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    path = ws / "one_crashes.py"
+    path.write_text(_ONE_CRASHES)
+    u = open_doc(client, ws, path.name)
+    await until(lambda: _errors(client, u), 120, client)
+    (d,) = _errors(client, u)
+    assert d.message.startswith(
+        "Analysis stopped in the graph-break check of compile_example[1]: the worker crashed"
+    ), d.message
+    assert d.range.start.line + 1 == markers(path)[0]
+    # Shown with it: the break the first model's check found before the worker crashed.
+    assert markers(path, "break-line")[0] in lines(client, u), client.diagnostics.get(u)
+
+
 @pytest.mark.asyncio
 async def test_a_burst_of_saves_shows_the_last_version_after_at_most_one_other_analysis(
     client: LanguageClient,
