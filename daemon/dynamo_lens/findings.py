@@ -408,7 +408,12 @@ class FileResult:
         """An analysis job of it was stopped (its time or memory limit, a crash): its reports
         are what the checks that finished found, and running its calls again (the slower
         checks, verifying a rewrite) would stop the same way (engine/partial.py)."""
-        return any("stopped" in f.data for f in self.findings)
+        return bool(self.stopped_targets)
+
+    @property
+    def stopped_targets(self) -> set[str]:
+        """The targets whose analysis was stopped ("": before any target began)."""
+        return {str(f.data["stopped"]) for f in self.findings if "stopped" in f.data}
 
 
 _converter = cattrs.Converter()

@@ -140,8 +140,9 @@ def test_a_job_stopped_in_a_later_check_keeps_what_the_earlier_found(fault: str)
     ]
     [report] = [t for t in doc["targets"] if t["target"] == "model.py::compile_example"]
     assert report["checks"] == ["breaks"] and report["break_count"] == 1, report
-    # No rewrite of it is verified: verifying runs the same calls, to the same end.
-    assert "fixes" not in breaks[0].get("data", {}), breaks[0]
+    # No rewrite of it is verified, and none is tried: verifying runs the same calls.
+    tried = breaks[0]["data"]["fixes"]
+    assert tried and not any(f["verified"] for f in tried), tried
     assert not [line for line in err.splitlines() if line.startswith("dynamo-lens: verify ")], err
 
 
@@ -169,9 +170,11 @@ def compile_example():
 
 def test_one_target_asked_for_of_a_stopped_job_is_that_one_or_none() -> None:
     """Asked for one entry of an example (a benchmark's code lens), a job the other entry
-    stopped gives that entry's report where it finished, and never the other's."""
+    stopped gives that entry's report where it finished, and never the other's. The entry
+    that finished keeps its verified fix: verifying it runs none of the other's calls."""
     from dynamo_lens.config import load
     from dynamo_lens.engine.analysis import Engine
+    from dynamo_lens.engine.fixing import fixes_for
 
     ws = scratch("dl-stopped-one-")
     path = ws / "two.py"
@@ -190,3 +193,5 @@ def test_one_target_asked_for_of_a_stopped_job_is_that_one_or_none() -> None:
                 "crashed"
             ), err.message
             assert err.line == markers(path)[0]
+        [fix] = fixes_for(engine, engine.analyze_file(path, ["breaks"]))
+        assert fix.targets == ["two.py::compile_example[0]"] and fix.verified, fix.why

@@ -27,6 +27,7 @@ from .filewrite import (
     uninterrupted,
 )
 from .importers import importers
+from .partial import STOPPED_WHY
 
 
 @dataclass
@@ -119,15 +120,6 @@ def fixes_for(
     for fix in _breaks(result):
         started = time.perf_counter()
         f = fix.finding
-        if result.stopped:
-            # Verifying runs the file's calls again (the other targets', as bystanders, too),
-            # to the same end: the hang or crash that stopped its analysis comes first.
-            fix.why = (
-                f"the analysis of {os.path.basename(result.path)} was stopped before it finished "
-                "(see its error): no rewrite of it is verified until it runs to the end"
-            )
-            out.append(fix)
-            continue
         if not engine.workspace.contains(f.path):
             fix.why = "the break is in a library: only the workspace's files are edited"
             out.append(fix)
@@ -304,6 +296,12 @@ def _chain(
     return False
 
 
+_STOPPED: dict[str, Any] = {
+    "verified": False,
+    "checks": [{"name": "runs", "ok": False, "detail": STOPPED_WHY}],
+}
+
+
 def _verify(
     engine: Engine,
     result: FileResult,
@@ -323,17 +321,24 @@ def _verify(
     also = [] if bystander or fix.site[2] == RECOMPILE_SITE else _other_breaks(result, fix)
     if not bystander:
         fix.gone = also
+    stopped = result.stopped_targets
     for target in targets:
-        verdict = engine.verify_rewrite(
-            result.path,
-            target,
-            dataclasses.asdict(rw),
-            fix.site,
-            source=src.text,
-            digest=src.digest,
-            cancel=cancel,
-            bystander=bystander,
-            also=also,
+        # A target whose analysis was stopped (a hang, a crash, its limits), or one of a file
+        # stopped before any began: verifying runs its calls again, to the same end.
+        verdict = (
+            _STOPPED
+            if stopped & {"", target}
+            else engine.verify_rewrite(
+                result.path,
+                target,
+                dataclasses.asdict(rw),
+                fix.site,
+                source=src.text,
+                digest=src.digest,
+                cancel=cancel,
+                bystander=bystander,
+                also=also,
+            )
         )
         if isinstance(verdict, Finding):
             fix.checks = [{"name": "runs", "ok": False, "detail": verdict.message}]

@@ -14,6 +14,11 @@ from ..findings import Finding, TargetId, TargetReport, from_wire
 
 ProgressFn = Callable[[dict[str, Any]], None]
 
+# Why no rewrite is verified for a target whose analysis was stopped (engine/fixing.py, the
+# editor's server/verdicts.py).
+STOPPED_WHY = (
+    "its analysis was stopped before it finished (see its error): verifying runs its calls again"
+)
 _STOPPED = "Analysis stopped:"  # how the engine's error for a stopped job begins (analysis.py)
 # The worker's stage names, as a sentence says them.
 _CHECK_NAMES = {

@@ -324,10 +324,11 @@ class Analyses:
         )
         if res.cancelled:
             return None
+        if res.stopped:  # what finished before (a device's timing of several) is not the answer
+            raise RuntimeError(next(f.message for f in res.findings if "stopped" in f.data))
         whole = TargetId.parse(target).variant is None  # the unit: its first target
         for r in res.reports:
-            # A stopped run's reports are what finished before it: timings only if they did.
-            if (whole or TargetId.parse(r.target).short == short) and "timings" in r.checks:
+            if whole or TargetId.parse(r.target).short == short:
                 return r
         if res.findings:
             raise RuntimeError(res.findings[0].message)

@@ -15,6 +15,7 @@ from typing import Any
 from ..engine.cancel import CancelToken
 from ..engine.filewrite import WriteError, read_source
 from ..engine.importers import importers
+from ..engine.partial import STOPPED_WHY
 from ..findings import RECOMPILE_SITE, Finding, Kind, Severity, SiteId, TargetId
 from ..fixes.catalogue import FIXABLE, Rewrite, applicable, claim, propose
 from ..texts.source import content_hash
@@ -75,6 +76,18 @@ class Verdicts:
             out.append(Proposal(rw, target, (path, line, gb_type), known))
         return out
 
+    def _stopped(self, targets: list[str]) -> bool:
+        """Whether the latest analysis of the targets' file, of its bytes now, was stopped in
+        one of them or before any began: verifying would run their calls to the same end."""
+        doc = self.ctx.docs.find(self.target_path(targets[0]))
+        res = doc.result if doc is not None else None
+        if res is None or not res.stopped_targets & {"", *targets}:
+            return False
+        try:
+            return read_source(res.path).digest == res.content_hash
+        except WriteError:
+            return False
+
     def _file_targets(self, target: str) -> list[str]:
         """``target`` and the other targets of its file, as its latest analysis found them."""
         doc = self.ctx.docs.find(self.target_path(target))
@@ -111,11 +124,12 @@ class Verdicts:
         if not self.ctx.workspace.contains(rewrite.path):
             raise PermissionError(f"not a workspace file: {rewrite.path}")
         key = _key(rewrite, target, self.target_path(target))
-        doc = self.ctx.docs.find(self.target_path(target))
-        if doc is not None and doc.result is not None and doc.result.stopped:
-            # Verifying runs the file's calls again, to the end its analysis met first.
-            why = "its file's analysis was stopped before it finished (see its error)"
-            return {"verified": False, "checks": [{"name": "runs", "ok": False, "detail": why}]}
+        runs = self._file_targets(target) if rewrite.module_wide else [target]
+        if self._stopped(runs):
+            return {
+                "verified": False,
+                "checks": [{"name": "runs", "ok": False, "detail": STOPPED_WHY}],
+            }
         try:
             src = read_source(rewrite.path)
         except WriteError as exc:
@@ -126,7 +140,7 @@ class Verdicts:
         verdict: dict[str, Any] = {"verified": False, "checks": []}
         paths: set[str] = set()
         # A module-wide setting changes every target of the file: each must pass.
-        for each in self._file_targets(target) if rewrite.module_wide else [target]:
+        for each in runs:
             out = engine.verify_rewrite(
                 self.target_path(each),
                 each,
