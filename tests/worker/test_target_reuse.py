@@ -328,23 +328,30 @@ def test_what_a_target_sees_through_its_objects_is_in_its_key(engine: Engine, na
         assert comparable(inc) == comparable(fresh), (name, state)
 
 
-def test_a_job_stopped_in_one_target_keeps_the_others(engine: Engine) -> None:
+def test_a_job_stopped_in_one_target_keeps_the_others(tmp_path: Path) -> None:
     """Talker, edited to crash the worker as it is traced: the three targets the edit cannot
     reach keep the results the engine holds for them, in the example's order, beside the
-    error; the whole is never kept as the file's result."""
-    path = _write(engine)
-    before = engine.analyze_file(path, CHECKS, reuse=True)
-    line = '        print("talking")'
-    crash = ZOO.replace(line, line + "\n        __import__('ctypes').string_at(0)")
-    path = _write(engine, crash)
-    res = engine.analyze_file(path, CHECKS, reuse=True)
-    assert res.interrupted
-    [err] = [f for f in res.all_findings() if f.kind.value == "error"]
-    assert err.message.startswith("Analysis stopped in the graph-break check of compile_example")
-    assert "segmentation fault" in err.message
-    kept = [r.target for r in res.reports]
-    assert kept == [before.reports[i].target for i in (0, 2, 3)], kept
-    assert [r.break_count for r in res.reports] == [1, 0, 1]
-    # Analysed again from scratch, the edit back out: the engine is whole.
-    path = _write(engine)
-    assert comparable(engine.analyze_file(path, CHECKS, reuse=True)) == comparable(before)
+    error; the whole is never kept as the file's result. An engine of its own: the shared
+    one's workspace holds the modules the tests above wrote, whose state its keys watch."""
+    cfg, problems = load(tmp_path, {"backend": "eager"})
+    assert not problems
+    with Engine(tmp_path, cfg) as engine:
+        path = _write(engine)
+        before = engine.analyze_file(path, CHECKS, reuse=True)
+        line = '        print("talking")'
+        path = _write(
+            engine, ZOO.replace(line, line + "\n        __import__('ctypes').string_at(0)")
+        )
+        res = engine.analyze_file(path, CHECKS, reuse=True)
+        assert res.interrupted and res.stopped
+        [err] = [f for f in res.all_findings() if f.kind.value == "error"]
+        assert err.message.startswith(
+            "Analysis stopped in the graph-break check of compile_example"
+        )
+        assert "segmentation fault" in err.message
+        kept = [r.target for r in res.reports]
+        assert kept == [before.reports[i].target for i in (0, 2, 3)], kept
+        assert [r.break_count for r in res.reports] == [1, 0, 1]
+        # The edit taken back out: the engine is whole.
+        path = _write(engine)
+        assert comparable(engine.analyze_file(path, CHECKS, reuse=True)) == comparable(before)
