@@ -1,10 +1,12 @@
 """The compiled calls verification makes after the eager ones: the target compiled with the
 workspace's backend and called over a series (the example's first call, again, with fresh values
 of the same shapes, each declared variant, the inputs that take each path), with what each call
-gave and what torch compiled and broke on over them (verify.py compares two series)."""
+gave and what torch compiled and broke on over them (verify.py compares two series), and how
+the compiled rewrite differs from the original in eager."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,15 +15,18 @@ import torch
 from torch._dynamo.backends.registry import lookup_backend
 
 from ..findings import Finding, Frame
+from ..fixes.catalogue import Rewrite
 from ..texts.locate import Workspace
 from . import modelstate, torchcompat
 from .breaks import break_findings, collect_sites, to_finding
 from .effects import Effects, observing
-from .equivalence import forward_and_grads
-from .fingerprint import fingerprint
+from .equivalence import compare, forward_and_grads
+from .fingerprint import attribute_of, fingerprint
+from .fingerprint import changed as fingerprints_differ
+from .runnoise import RunNoise, effects_differ
 from .tracecapture import GraphBreakLog
 from .usercode import Call, Target
-from .verifyruns import clone
+from .verifyruns import Run, clone, without
 
 
 @dataclass
@@ -48,6 +53,10 @@ class Series:
     # Torch gave up on a frame at its recompile limit over the calls: from there it runs that
     # frame uncompiled (steadytime.py times such a target as eager).
     gave_up: bool = False
+    # Where the caller asked (``upto``): torch's compilation metrics over the first ``upto``
+    # calls, and how many there were after each, as the recompile check reads them.
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    after_call: list[int] = field(default_factory=list)
 
     @property
     def out(self) -> Any:
@@ -81,6 +90,7 @@ def compiled_series(
     anchor: Frame | None,
     keep: bool = False,
     fresh: bool = True,
+    upto: int = 0,
 ) -> Series:
     """``fn`` compiled and called over ``series`` as it runs (gradients too where it trains):
     each call's outputs and gradients, the state the first call left, the frames torch compiled
@@ -90,7 +100,9 @@ def compiled_series(
     where torch's caches are otherwise emptied after the calls. ``fresh=False``: torch's caches
     are not emptied first either, so that another target kept compiled stays warm: this one
     compiles under a backend object of its own (``_Apart``), and what torch learned from the
-    other's compiles is forgotten (torchcompat.forget_compile_state)."""
+    other's compiles is forgotten (torchcompat.forget_compile_state). ``upto``: the first
+    ``upto`` calls are the recompile check's too (verifyrecompiles.py reads its answer from
+    them): their compiles log the guards' user lines, as the check's do."""
     if fresh:
         torch._dynamo.reset()
     else:
@@ -113,7 +125,12 @@ def compiled_series(
 
     seen: Counter[tuple[str, str, str]] = Counter()
     logged0, metrics0 = 0, []
-    with GraphBreakLog() as cap:
+    checked: list[dict[str, Any]] = []
+    after_call: list[int] = []
+    # The guard-latency profile torch takes after each compile is a metric nothing here reads.
+    quick = torchcompat.without_guard_latency_profile()
+    lines = torchcompat.guard_user_lines() if upto else contextlib.nullcontext()
+    with GraphBreakLog() as cap, quick, lines:
         for i, (call, start, seed) in enumerate(series):
             if start is not None:  # an input that takes a path from its own weights
                 modelstate.load(t.fn, start)
@@ -130,6 +147,9 @@ def compiled_series(
                 state = modelstate.save(t.fn, parameters=False)
                 logged0, metrics0 = len(cap.events), list(torchcompat.compilation_metrics())
                 coarse = fingerprint(t.fn, given, values=False)
+            if i < upto:
+                checked = torchcompat.compilation_metrics()
+                after_call.append(len(checked))
     seen = frames()
     ops = [m.get("graph_op_count") for m in torchcompat.compilation_metrics()]
     graphs = sum(1 for n in ops if isinstance(n, int) and n > 0)
@@ -151,4 +171,51 @@ def compiled_series(
         graphs,
         first,
         gave_up,
+        checked,
+        after_call,
     )
+
+
+def compiled_differences(
+    s: Series,
+    first: Run,
+    extra: list[Run],
+    grads: bool,
+    noise: RunNoise,
+    rewrite: Rewrite,
+) -> list[str]:
+    """The compiled rewrite against the original in eager, within tolerance: the first call's
+    outputs, gradients and the state it left (a side effect a guard now skips; not what the
+    rewrite says compiled calls skip, ``Rewrite.skips``), and the outputs on the inputs that
+    take each path (the last calls of the series)."""
+    diffs = compare(s.out, first.out, rtol=None, atol=None, grad=False, label="output")
+    if grads:
+        diffs += compare(s.grads, first.grads, rtol=None, atol=None, grad=True, label="grad")
+    state, expected = (
+        without(s.state, set(), rewrite.skips),
+        without(first.buffers, set(), rewrite.skips),
+    )
+    if compare(state, expected, rtol=None, atol=None, grad=False, label="state"):
+        state, expected = without(state, noise(first)), without(expected, noise(first))
+    diffs += compare(state, expected, rtol=None, atol=None, grad=False, label="state")
+    out = [f"{d.where}: {d.detail}" for d in diffs]
+    # What a compiled call left beyond the floats (a list it records into, a global counter),
+    # but for what differs between the original's own runs and what the rewrite says it skips.
+    moved = [
+        k
+        for k in fingerprints_differ(s.coarse, first.coarse)
+        if k != "rng" and k not in noise(first) and attribute_of(k) not in rewrite.skips
+    ]
+    if moved:
+        out.append(f"state: the compiled rewrite leaves other state in {', '.join(moved[:3])}")
+    # What the compiled call printed, logged and warned: a print a guard skips, a warning a
+    # setting drops, is what the user no longer sees.
+    out += effects_differ(s.effects[0], first, "compiled, the example", noise)
+    tail = len(s.outs) - len(extra)
+    for (out_c, g_c), eff, r in zip(s.outs[tail:], s.effects[tail:], extra, strict=True):
+        d2 = compare(out_c, r.out, rtol=None, atol=None, grad=False, label="output")
+        if grads:
+            d2 += compare(g_c, r.grads, rtol=None, atol=None, grad=True, label="grad")
+        out += [f"{r.how}: {d.where}: {d.detail}" for d in d2]
+        out += effects_differ(eff, r, f"compiled, {r.how}", noise)
+    return out

@@ -43,6 +43,7 @@ from . import torchcompat
 from .breaks import where
 from .freshvalues import next_call
 from .markable import mark_dynamic_data, scalar_arg_data
+from .probecalls import as_it_runs, probe_families, runs_with_grad, valid_in_eager
 from .tracecapture import TraceCapture
 from .usercode import Call, Target, code_of, keyword_only_names, parameter_names
 
@@ -264,50 +265,6 @@ def _recompile_limit(limit: int) -> Iterator[None]:
         setattr(cfg, name, old)
 
 
-def _perturb_tensor(t: torch.Tensor, dim: int, k: int) -> torch.Tensor:
-    shape = list(t.shape)
-    shape[dim] += k
-    if t.dtype == torch.bool:
-        return torch.rand(shape, device=t.device) > 0.5
-    if t.is_floating_point() or t.is_complex():
-        return torch.randn(shape, dtype=t.dtype, device=t.device)
-    hi = int(t.max().item()) + 1 if t.numel() else 2
-    lo = int(t.min().item()) if t.numel() else 0
-    return torch.randint(lo, max(hi, lo + 1), shape, dtype=t.dtype, device=t.device)
-
-
-def probe_families(call: Call, n: int, max_families: int = 6) -> list[list[Call]]:
-    """Without declared variants: vary one dim or one Python number at a time."""
-    families: list[list[Call]] = []
-    slots: list[tuple[str | int, Any]] = [(i, a) for i, a in enumerate(call.args)]
-    slots += list(call.kwargs.items())
-
-    def with_value(slot: str | int, value: Any) -> Call:
-        args, kwargs = list(call.args), dict(call.kwargs)
-        if isinstance(slot, int):
-            args[slot] = value
-        else:
-            kwargs[slot] = value
-        return Call(tuple(args), kwargs)
-
-    for slot, value in slots:
-        if isinstance(value, torch.Tensor) and value.dim() >= 1:
-            for d in range(value.dim()):
-                families.append(
-                    [
-                        call,
-                        *(with_value(slot, _perturb_tensor(value, d, k)) for k in range(1, n + 1)),
-                    ]
-                )
-        elif isinstance(value, int) and not isinstance(value, bool):
-            families.append([call, *(with_value(slot, value + k) for k in range(1, n + 1))])
-        elif isinstance(value, float):
-            families.append(
-                [call, *(with_value(slot, value * (1 + 0.5 * k)) for k in range(1, n + 1))]
-            )
-    return families[:max_families]
-
-
 _ARGS_RE = re.compile(r"^(?P<pack>args|kwargs)\[(?P<key>\d+|'[^']+')\](?P<rest>.*)$")
 
 
@@ -322,33 +279,6 @@ def user_name(var: str, names: list[str]) -> str:
         return key.strip("'") + m["rest"]
     i = int(key)
     return names[i] + m["rest"] if i < len(names) else var
-
-
-def runs_with_grad(fn: Any, call: Call) -> bool:
-    """How the target runs for real, as eager would: a module in training mode (the example
-    decides, with ``.eval()``) or a function given tensors that require grad builds the
-    autograd graph, and Dynamo guards on that (checkpointing, requires_grad)."""
-    if isinstance(fn, torch.nn.Module):
-        return fn.training and any(p.requires_grad for p in fn.parameters())
-    values = [*call.args, *call.kwargs.values()]
-    return any(isinstance(v, torch.Tensor) and v.requires_grad for v in values)
-
-
-@contextlib.contextmanager
-def _as_it_runs(grad: bool) -> Iterator[None]:
-    # The equivalence check's discipline: a fixed seed per call, the caller's RNG untouched.
-    with torch.random.fork_rng(devices=[]), torch.set_grad_enabled(grad):
-        torch.manual_seed(0)
-        yield
-
-
-def _valid_in_eager(fn: Any, call: Call, grad: bool) -> bool:
-    try:
-        with _as_it_runs(grad):
-            fn(*call.args, **call.kwargs)
-        return True
-    except Exception:
-        return False
 
 
 @dataclass
@@ -423,7 +353,7 @@ def find_recompiles(
         families = [target.calls]
     else:
         families = [
-            [c for c in fam if c is fam[0] or _valid_in_eager(target.fn, c, grad)]
+            [c for c in fam if c is fam[0] or valid_in_eager(target.fn, c, grad)]
             for fam in probe_families(target.calls[0], probes)
         ]
         families = [f for f in families if len(f) >= 2]
@@ -446,7 +376,7 @@ def find_recompiles(
             for call in fam:
                 variants.append(describe_call(call))
                 try:
-                    with _as_it_runs(grad):
+                    with as_it_runs(grad):
                         compiled(*call.args, **call.kwargs)
                 except Exception as exc:
                     if declared:
@@ -461,38 +391,8 @@ def find_recompiles(
                 if fr.path and fr.path not in candidates:
                     candidates.append(fr.path)
         metrics = [e.metadata for e in cap.of("compilation_metrics")]
-        limit_frames: set[tuple[str, int]] = set()
-        touched: list[Group] = []
-        for i, m in enumerate(metrics):
-            if torchcompat.hit_recompile_limit(m):
-                limit_frames.add((str(m.get("co_filename")), int(m.get("co_firstlineno") or 0)))
-            if m.get("fail_type") is None:
-                compiles += 1
-            found = parse.one(m)
-            if found is None:
-                continue
-            key, rc = found
-            recompiles += 1
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = Group(
-                    rc.guard,
-                    rc.path,
-                    rc.line,
-                    rc.first_line,
-                    rc.located,
-                    stack=rc.stack,
-                    torch_hint=rc.torch_hint,
-                    origin=rc.origin,
-                    trigger=next(k for k, n in enumerate(after_call) if n > i),
-                )
-            _count(group, rc)
-            touched.append(group)
-        for frame in limit_frames:
-            # The limit belongs to the frame torch names: the group that recompiled that frame.
-            hit = [g for g in touched if frame in g.frames] or touched
-            if hit:
-                max(hit, key=lambda g: g.count).limit_hit = True
+        n, r, touched = _read(metrics, after_call, parse, groups)
+        compiles, recompiles = compiles + n, recompiles + r
         if declared and measure:
             for group in {id(g): g for g in touched}.values():
                 if group.count == 1 and not group.limit_hit:
@@ -515,6 +415,89 @@ def find_recompiles(
             )
         )
     return RecompileResult(findings, compiles, recompiles, variants, caps, errors, grad)
+
+
+def _read(
+    metrics: list[dict[str, Any]],
+    after_call: list[int],
+    parse: _Parse,
+    groups: dict[tuple[Any, ...], Group],
+) -> tuple[int, int, list[Group]]:
+    """One run of calls, from torch's compilation metrics (``after_call``: how many records
+    there were after each call): the frames compiled, the recompiles, and the groups those
+    recompiles counted in (``groups``, added to), the one that recompiled a frame torch gave
+    up on at its limit marked."""
+    compiles = recompiles = 0
+    limit_frames: set[tuple[str, int]] = set()
+    touched: list[Group] = []
+    for i, m in enumerate(metrics):
+        if torchcompat.hit_recompile_limit(m):
+            limit_frames.add((str(m.get("co_filename")), int(m.get("co_firstlineno") or 0)))
+        if m.get("fail_type") is None:
+            compiles += 1
+        found = parse.one(m)
+        if found is None:
+            continue
+        key, rc = found
+        recompiles += 1
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Group(
+                rc.guard,
+                rc.path,
+                rc.line,
+                rc.first_line,
+                rc.located,
+                stack=rc.stack,
+                torch_hint=rc.torch_hint,
+                origin=rc.origin,
+                trigger=next((k for k, n in enumerate(after_call) if n > i), len(after_call)),
+            )
+        _count(group, rc)
+        touched.append(group)
+    for frame in limit_frames:
+        # The limit belongs to the frame torch names: the group that recompiled that frame.
+        hit = [g for g in touched if frame in g.frames] or touched
+        if hit:
+            max(hit, key=lambda g: g.count).limit_hit = True
+    return compiles, recompiles, touched
+
+
+def from_metrics(
+    target: Target,
+    ws: Workspace,
+    metrics: list[dict[str, Any]],
+    after_call: list[int],
+    *,
+    name: str,
+    limit: int,
+    anchor: Frame | None = None,
+) -> tuple[list[Finding], int, int]:
+    """The recompile check's findings, frames compiled and recompiles, read from calls of the
+    declared variants made elsewhere (verification's compiled series, which runs them as the
+    check does: ``dynamic`` unset, the guards' user lines logged), unmeasured."""
+    names = parameter_names(target.fn)
+    groups: dict[tuple[Any, ...], Group] = {}
+    parse = _Parse(ws, anchor, [target.path], names, None)
+    compiles, recompiles, _ = _read([_own(m) for m in metrics], after_call, parse, groups)
+    own = code_of(target.fn)
+    findings = [_finding(g, name, limit, True, names, own, target) for g in groups.values()]
+    return findings, compiles, recompiles
+
+
+# A cache entry another version's compile left on a code object both share (a library's
+# function): torch recompiles for the other backend object, a compile a fresh process would not
+# call a recompile. 2.13 says BACKEND_MATCH; 2.8 says nothing after the compile id.
+_OTHER_BACKEND = re.compile(r"BACKEND_MATCH|check_current_backend|^\s*\d+/\d+:\s*$", re.M)
+
+
+def _own(m: dict[str, Any]) -> dict[str, Any]:
+    """A compilation's record without the guard failures of another backend's entries."""
+    reason = str(m.get("recompile_reason") or "")
+    if not _OTHER_BACKEND.search(reason):
+        return m
+    kept = "\n".join(ln for ln in reason.splitlines() if not _OTHER_BACKEND.search(ln))
+    return {**m, "recompile_reason": kept if kept.strip() else None}
 
 
 def _count(group: Group, rc: Recompile) -> None:
@@ -564,7 +547,7 @@ def _measure(
     fresh = next_call(calls[group.trigger - 1], calls[group.trigger])
     cap = TraceCapture()
     try:
-        with cap, _recompile_limit(limit), torchcompat.guard_user_lines(), _as_it_runs(grad):
+        with cap, _recompile_limit(limit), torchcompat.guard_user_lines(), as_it_runs(grad):
             compiled(*fresh.args, **fresh.kwargs)
     except Exception:
         return  # a value the code does not accept: not measured

@@ -5,7 +5,9 @@ verified only when torch shows all of these:
 - ``break gone``: the break it was for no longer happens (for a recompile, ``fewer recompiles
   there``: torch's recompile check, the one that found it, finds fewer at its line or none,
   ``no new recompile site``: none anywhere the original had none, and ``fewer compiles``:
-  torch compiles fewer frames for the same calls);
+  torch compiles fewer frames for the same calls; where the example declares its variants,
+  the check's answer for each version is read from the compiled series below, which makes
+  those calls first, as the check does: one compile of each version instead of two);
 - ``no new break``: every break left was there before, at its moved line (but torch skipping
   the function a rewrite that moves the boundary keeps out: boundarycheck.py);
 - ``arms match`` (a rewrite that selects with ``torch.where``): both arms of each selection have
@@ -62,14 +64,19 @@ from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
 from . import boundarycheck, lastcheck, modelstate, selections, settings, steadytime, torchcompat
 from .breaks import anchor_of, find_breaks
-from .compiledseries import Series, compiled_series
-from .equivalence import compare, trains
-from .fingerprint import attribute_of
-from .fingerprint import changed as fingerprints_differ
+from .compiledseries import Series, compiled_differences, compiled_series
+from .equivalence import trains
 from .runnoise import RunNoise, effects_differ
 from .shadow import import_shadowed, shadowed
 from .usercode import Call, Target, import_file, purge_workspace_modules
-from .verifyrecompiles import RecompileCheck, Recompiled, recompile_gone, recompile_lines
+from .verifyrecompiles import (
+    RecompileCheck,
+    Recompiled,
+    recalled_lines,
+    recompile_gone,
+    recompile_lines,
+    series_check,
+)
 from .verifyruns import (
     Run,
     clone,
@@ -83,7 +90,6 @@ from .verifyruns import (
     run_eager,
     series_of,
     state_differences,
-    without,
 )
 
 
@@ -245,13 +251,22 @@ def verify(
         moved_to = rewrite.new_line(anchor0.line)
         anchor1 = dataclasses.replace(anchor0, line=moved_to) if moved_to else None
     found0 = lastcheck.recall(str(path), original.name, calls[0], ws)
-    series = series_of(calls)
     rc_how = recompile_check or RecompileCheck(None, 8, 4)
     for_recompile = site[2] == RECOMPILE_SITE
+    # Compiled as the check compiles (``dynamic`` unset), the compiled series verification
+    # makes of each version anyway holds the check's calls, the declared variants, first: the
+    # check's answer is read from them (series_check), one compile of each version where
+    # there were two. A check that probed (no variants declared) runs as before.
+    merged = for_recompile and rc_how.dynamic is None and len(calls) >= 2
+    series = series_of(calls, variants_first=merged)
+    recompiled0: Recompiled | None = None
     if for_recompile:
         modelstate.load(original.fn, state)
-        recompiled0 = recompile_lines(original, ws, rc_how, label, anchor0, str(path))
-        if found0 is None and _stands_for_trace(recompiled0, rc_how):
+        if not merged:
+            recompiled0 = recompile_lines(original, ws, rc_how, label, anchor0, str(path))
+        elif found0 is None:  # merged: the original's series answers; its last check may trace
+            recompiled0 = recalled_lines(original, ws, rc_how, str(path))
+        if recompiled0 and found0 is None and _stands_for_trace(recompiled0, rc_how):
             # Its first call, compiled as the trace would (static, then as torch decides, with
             # gradients as now), broke nowhere and no frame was skipped: the trace would find
             # nothing.
@@ -284,34 +299,89 @@ def verify(
                 "calls still run", False, f"the example returns {len(mine)} calls, not {len(calls)}"
             )
             return v
-        if for_recompile:
-            modelstate.load(fixed.fn, state)
-            recompiled1 = recompile_lines(fixed, ws, rc_how, label, anchor1)
-            gone, v.uncovered = recompile_gone(
-                v.add, site, rewrite, edited, recompiled0, recompiled1, source, bystander
-            )
-            if not gone:
-                return v
         paths = [r for r in extra if not r.raised and r.compiled]
+        checked = len(calls)  # the calls the recompile check makes: first in a merged series
         series = [*series, *((r.call, r.start, r.seed) for r in paths)]
-        mine_series = series_of(mine) if rewrite.edits_calls else series
+        mine_series = series_of(mine, merged) if rewrite.edits_calls else series
         timed = for_recompile and not bystander  # its compile is timed below: kept warm
 
         def run_series() -> Series:
             modelstate.load(fixed.fn, state)
             return compiled_series(
-                fixed, mine_series, backend, grads, ws, label, anchor1, keep=timed
+                fixed,
+                mine_series,
+                backend,
+                grads,
+                ws,
+                label,
+                anchor1,
+                keep=timed,
+                upto=checked if merged else 0,
             )
+
+        fixed_series: Series | None = None
+        orig_series: Series | None = None
 
         def trace_rewrite() -> list[Finding]:
             modelstate.load(fixed.fn, state)
             return find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
 
-        fixed_series: Series | None = None
-        orig_series: Series | None = None
-        if for_recompile and _stands_for_trace(recompiled1, rc_how):
+        traced_first: list[Finding] | None = None
+        if merged:
+            if grads != torch.is_grad_enabled():
+                # The series runs in another grad mode than a trace does, so the trace runs
+                # too, and first: a trace empties torch's caches, and the series' compiles
+                # stay warm for the timing below (and so the original's, where it breaks).
+                traced_first = trace_rewrite()
+                if traced_first:
+                    before()
+            fixed_series, recompiled1 = series_check(
+                run_series, fixed, ws, rc_how, label, anchor1, grads
+            )
+            if fixed_series is None:
+                v.add("calls still run", False, recompiled1.error)
+                return v
+
+            def run_original() -> Series:
+                # Under the original's settings, torch's caches kept where the fix is timed
+                # below (its compile stays warm); the original's compile is timed too.
+                with settings.under(outside):
+                    modelstate.load(original.fn, state)
+                    return compiled_series(
+                        original,
+                        series,
+                        backend,
+                        grads,
+                        ws,
+                        label,
+                        anchor0,
+                        keep=timed,
+                        fresh=not timed,
+                        upto=checked,
+                    )
+
+            orig_series, recompiled0 = series_check(
+                run_original, original, ws, rc_how, label, anchor0, grads
+            )
+        elif for_recompile:
+            modelstate.load(fixed.fn, state)
+            recompiled1 = recompile_lines(fixed, ws, rc_how, label, anchor1)
+        if for_recompile:
+            assert recompiled0 is not None  # run where not merged, read from a series where so
+            gone, v.uncovered = recompile_gone(
+                v.add, site, rewrite, edited, recompiled0, recompiled1, source, bystander
+            )
+            if not gone:
+                return v
+
+        after: list[Finding]
+        if traced_first is not None:
+            after = traced_first
+        elif for_recompile and _stands_for_trace(recompiled1, rc_how):
             # As for the original: a recompile check that broke nowhere is the trace's answer.
-            after: list[Finding] = []
+            after = []
+        elif fixed_series is not None and grads == torch.is_grad_enabled():
+            after = fixed_series.first_breaks  # as below: the series stands for the trace
         elif backend in _TRACING_ONLY and grads == torch.is_grad_enabled():
             # A backend that generates no code compiles as cheaply as a trace: the compiled
             # calls run first (every check of them still waits for the eager ones below), and
@@ -411,7 +481,7 @@ def verify(
             return v
         if fixed_series is None:
             fixed_series = run_series()
-        diffs_c = _compiled_differences(fixed_series, eager0[0], paths, grads, noise, rewrite)
+        diffs_c = compiled_differences(fixed_series, eager0[0], paths, grads, noise, rewrite)
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v
         if timed:
@@ -422,11 +492,12 @@ def verify(
             # original's that of its own series, run now: the recompiles "no new recompile"
             # compares below, and one compile of the original instead of two. Under the
             # original's settings, and torch's caches not emptied first: the fix stays warm.
-            with settings.under(outside):
-                modelstate.load(original.fn, state)
-                orig_series = compiled_series(
-                    original, series, backend, grads, ws, label, anchor0, keep=True, fresh=False
-                )
+            if orig_series is None:
+                with settings.under(outside):
+                    modelstate.load(original.fn, state)
+                    orig_series = compiled_series(
+                        original, series, backend, grads, ws, label, anchor0, keep=True, fresh=False
+                    )
             steady = steadytime.measure(
                 original,
                 fixed,
@@ -453,7 +524,7 @@ def verify(
     # adds guards. No more than those, the original's series need not run to be outdone.
     floor = (
         recompiled0.recompiles
-        if for_recompile
+        if recompiled0 is not None
         and len(calls) >= 2
         and rc_how.dynamic is None
         and recompiled0.grad == grads  # a path can read the grad mode
@@ -505,48 +576,3 @@ def verify(
     still = [*after, *fixed_series.breaks]
     v.gone = [s for s in also if not any(_at_site(f, s, rewrite) for f in still)]
     return v
-
-
-def _compiled_differences(
-    s: Series,
-    first: Run,
-    extra: list[Run],
-    grads: bool,
-    noise: RunNoise,
-    rewrite: Rewrite,
-) -> list[str]:
-    """The compiled rewrite against the original in eager, within tolerance: the first call's
-    outputs, gradients and the state it left (a side effect a guard now skips; not what the
-    rewrite says compiled calls skip, ``Rewrite.skips``), and the outputs on the inputs that
-    take each path (the last calls of the series)."""
-    diffs = compare(s.out, first.out, rtol=None, atol=None, grad=False, label="output")
-    if grads:
-        diffs += compare(s.grads, first.grads, rtol=None, atol=None, grad=True, label="grad")
-    state, expected = (
-        without(s.state, set(), rewrite.skips),
-        without(first.buffers, set(), rewrite.skips),
-    )
-    if compare(state, expected, rtol=None, atol=None, grad=False, label="state"):
-        state, expected = without(state, noise(first)), without(expected, noise(first))
-    diffs += compare(state, expected, rtol=None, atol=None, grad=False, label="state")
-    out = [f"{d.where}: {d.detail}" for d in diffs]
-    # What a compiled call left beyond the floats (a list it records into, a global counter),
-    # but for what differs between the original's own runs and what the rewrite says it skips.
-    moved = [
-        k
-        for k in fingerprints_differ(s.coarse, first.coarse)
-        if k != "rng" and k not in noise(first) and attribute_of(k) not in rewrite.skips
-    ]
-    if moved:
-        out.append(f"state: the compiled rewrite leaves other state in {', '.join(moved[:3])}")
-    # What the compiled call printed, logged and warned: a print a guard skips, a warning a
-    # setting drops, is what the user no longer sees.
-    out += effects_differ(s.effects[0], first, "compiled, the example", noise)
-    tail = len(s.outs) - len(extra)
-    for (out_c, g_c), eff, r in zip(s.outs[tail:], s.effects[tail:], extra, strict=True):
-        d2 = compare(out_c, r.out, rtol=None, atol=None, grad=False, label="output")
-        if grads:
-            d2 += compare(g_c, r.grads, rtol=None, atol=None, grad=True, label="grad")
-        out += [f"{r.how}: {d.where}: {d.detail}" for d in d2]
-        out += effects_differ(eff, r, f"compiled, {r.how}", noise)
-    return out

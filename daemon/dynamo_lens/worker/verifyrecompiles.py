@@ -16,6 +16,7 @@ from ..findings import Finding, Frame, Kind, SiteId
 from ..fixes.catalogue import Rewrite
 from ..texts.locate import Workspace
 from . import lastcheck, recompiles
+from .compiledseries import Series
 from .usercode import Target
 
 
@@ -51,8 +52,7 @@ def recompile_lines(
     """The recompile check's findings by line, the frames torch compiled, and whether a call
     raised (where a variant raises, the check stops there). ``checked``: the file the check
     ran on, whose last check is this one where it started from the same (lastcheck.py)."""
-    settings = (how.dynamic, how.limit, how.probes)
-    result = lastcheck.recall_recompiles(checked, t, ws, settings) if checked else None
+    result = recalled(t, ws, how, checked) if checked else None
     if result is None:
         result = recompiles.find_recompiles(
             t,
@@ -65,18 +65,80 @@ def recompile_lines(
             anchor=anchor,
             measure=False,  # how severe a recompile is: the analysis's question, not this one's
         )
+    return _recompiled(result)
+
+
+def recalled_lines(
+    t: Target, ws: Workspace, how: RecompileCheck, checked: str
+) -> Recompiled | None:
+    """The last recompile check of ``t`` in the file ``checked``, as recompile_lines says it,
+    where it started from what ``t`` is now; else None (nothing run)."""
+    result = recalled(t, ws, how, checked)
+    return _recompiled(result) if result is not None else None
+
+
+def recalled(
+    t: Target, ws: Workspace, how: RecompileCheck, checked: str
+) -> recompiles.RecompileResult | None:
+    return lastcheck.recall_recompiles(checked, t, ws, (how.dynamic, how.limit, how.probes))
+
+
+def _recompiled(result: recompiles.RecompileResult) -> Recompiled:
     found = [f for f in result.findings if f.kind is Kind.RECOMPILE]
-    lines: Counter[tuple[str, int]] = Counter()
-    for f in found:  # the recompiles torch made there, as the check counted them
-        lines[(os.path.realpath(f.path), f.line)] += int(f.data.get("recompiles") or 1)
     error = ""
     if result.errors:
         exc, call = result.errors[0]
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         error = f"{recompiles.describe_call(call)} raised {type(exc).__name__}: {first}"
     return Recompiled(
-        lines, result.compiles, error, found, result.unbroken, result.recompiles, result.grad
+        _lines(found),
+        result.compiles,
+        error,
+        found,
+        result.unbroken,
+        result.recompiles,
+        result.grad,
     )
+
+
+def _lines(found: list[Finding]) -> Counter[tuple[str, int]]:
+    lines: Counter[tuple[str, int]] = Counter()
+    for f in found:  # the recompiles torch made there, as the check counted them
+        lines[(os.path.realpath(f.path), f.line)] += int(f.data.get("recompiles") or 1)
+    return lines
+
+
+def series_check(
+    run: Callable[[], Series],
+    t: Target,
+    ws: Workspace,
+    how: RecompileCheck,
+    label: str,
+    anchor: Frame | None,
+    grad: bool,
+) -> tuple[Series | None, Recompiled]:
+    """The recompile check's answer from the compiled series ``run`` makes, whose first calls
+    are the check's declared variants compiled as the check compiles them (``dynamic`` unset):
+    one compile of a version where the check and the series made two. The series itself, or
+    None where a call raised (the answer then says so, as the check's does)."""
+    try:
+        s = run()
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        said = f"a call of the series raised {type(exc).__name__}: {first}"
+        return None, Recompiled(Counter(), 0, said, [], False, 0, grad)
+    findings, compiles, recompiled = recompiles.from_metrics(
+        t, ws, s.metrics, s.after_call, name=label, limit=how.limit, anchor=anchor
+    )
+    found = [f for f in findings if f.kind is Kind.RECOMPILE]
+    # As the check's: no break, no resume function, no frame given up on or skipped.
+    unbroken = not s.breaks and all(
+        not m.get("fail_type")
+        and not str(m.get("co_name") or "").startswith("torch_dynamo_resume")
+        and m.get("graph_op_count") is not None
+        for m in s.metrics
+    )
+    return s, Recompiled(_lines(found), compiles, "", found, unbroken, recompiled, grad)
 
 
 def recompile_gone(

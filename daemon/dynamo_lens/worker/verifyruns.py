@@ -339,11 +339,17 @@ def passed_differently(calls: list[Call], mine: list[Call]) -> set[str]:
     return {f"input {i}" for a, b in zip(calls, mine, strict=True) for i in _differing_leaves(a, b)}
 
 
-def series_of(calls: list[Call]) -> list[tuple[Call, dict[str, Any] | None, int]]:
+def series_of(
+    calls: list[Call], variants_first: bool = False
+) -> list[tuple[Call, dict[str, Any] | None, int]]:
     """The compiled calls later checks make: the first, again, with fresh values of the same
-    shapes, then each declared variant."""
+    shapes, then each declared variant. ``variants_first``: the declared calls first, as the
+    recompile check makes them (a call before them may move a buffer that chooses a path),
+    then the first again and with fresh values."""
     torch.manual_seed(0)  # the fresh values: the same for the original's calls and a rewrite's
-    return [(c, None, 0) for c in (calls[0], calls[0], same_shape_fresh(calls[0]), *calls[1:])]
+    again = (calls[0], same_shape_fresh(calls[0]))
+    order = (*calls, *again) if variants_first else (calls[0], *again, *calls[1:])
+    return [(c, None, 0) for c in order]
 
 
 # Other values for a number a rewrite passes as a 0-d tensor: signs, zero, fractions, large.
