@@ -596,3 +596,40 @@ def test_the_originals_compiled_calls_never_run_on_the_fixs_graphs(tmp_path: Pat
     assert failed and all("no attribute 'seen'" in c["detail"] for c in failed), counted
     for name in ("six.py", "seq.py", "kv.py", "counted.py"):
         assert "mark_dynamic" not in (ws / name).read_text()  # nothing written without --apply
+
+
+NO_GRAD_PATH = """import torch
+from torch import nn
+
+
+class Special(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.lin(x)
+        if not torch.is_grad_enabled() and x.size(0) == 6:
+            return y + 1
+        return y
+
+
+def compile_example():
+    torch.manual_seed(0)
+    model = Special().eval()
+    return [(model, (torch.randn(n, 8),)) for n in (4, 6, 8)]
+"""
+
+
+def test_an_eval_model_is_checked_for_recompiles_without_gradients(ws: Path) -> None:
+    """An ``eval()`` model's recompile check runs without gradients, its compiled series with
+    them: the series cannot answer the check there (hostile review). Marked dynamic, the size
+    the code compares with 6 without gradients raises where the model runs: refused, as torch
+    shows in a fresh process; the maybe-mark keeps the specialisation and is verified."""
+    (ws / "no_grad_path.py").write_text(NO_GRAD_PATH)
+    doc = fix_json(ws, "no_grad_path.py")
+    (fix,) = doc["fixes"]
+    assert fix["rule"] == "maybe-mark-dynamic" and fix["verified"], fix
+    (marked,) = [r for r in fix["refused"] if r["rule"] == "mark-dynamic"]
+    assert marked["failed"] == ["calls still run"], marked
+    assert "ConstraintViolationError" in marked["why"], marked

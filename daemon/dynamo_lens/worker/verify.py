@@ -66,6 +66,7 @@ from . import boundarycheck, lastcheck, modelstate, selections, settings, steady
 from .breaks import anchor_of, find_breaks
 from .compiledseries import Series, compiled_differences, compiled_series
 from .equivalence import trains
+from .probecalls import runs_with_grad
 from .runnoise import RunNoise, effects_differ
 from .shadow import import_shadowed, shadowed
 from .usercode import Call, Target, import_file, purge_workspace_modules
@@ -253,11 +254,19 @@ def verify(
     found0 = lastcheck.recall(str(path), original.name, calls[0], ws)
     rc_how = recompile_check or RecompileCheck(None, 8, 4)
     for_recompile = site[2] == RECOMPILE_SITE
-    # Compiled as the check compiles (``dynamic`` unset), the compiled series verification
-    # makes of each version anyway holds the check's calls, the declared variants, first: the
-    # check's answer is read from them (series_check), one compile of each version where
-    # there were two. A check that probed (no variants declared) runs as before.
-    merged = for_recompile and rc_how.dynamic is None and len(calls) >= 2
+    # Compiled as the check compiles (``dynamic`` unset, its recompile limit, its grad mode),
+    # the compiled series verification makes of each version anyway holds the check's calls,
+    # the declared variants, first: the check's answer is read from them (series_check), one
+    # compile of each version where there were two. A check that probed (no variants
+    # declared), and one that ran in another grad mode than the series (an ``eval()`` model:
+    # no gradients; its series: with them, and a rewrite may raise only without), run as before.
+    merged = (
+        for_recompile
+        and rc_how.dynamic is None
+        and len(calls) >= 2
+        and runs_with_grad(original.fn, calls[0]) == grads
+        and getattr(torch._dynamo.config, torchcompat.recompile_limit_name()) == rc_how.limit
+    )
     series = series_of(calls, variants_first=merged)
     recompiled0: Recompiled | None = None
     if for_recompile:
