@@ -58,6 +58,12 @@ def fix_json(ws: Path, *args: str) -> dict[str, object]:
     return doc
 
 
+def recompile_counts(ws: Path, script: str) -> dict[str, int]:
+    """Per target, what torch recompiled over the example's calls (the check's own count)."""
+    _, doc, _ = check_json(script, "--checks", "recompiles", cwd=ws)
+    return {t["target"].rsplit("::", 1)[-1]: t["recompile_count"] for t in doc["targets"]}
+
+
 def breaks_in(ws: Path, script: str) -> list[tuple[str, int]]:
     _, doc, _ = check_json(script, "--checks", "breaks", cwd=ws)
     return [

@@ -32,7 +32,9 @@ verified only when torch shows all of these:
 - ``compiled equal``: the compiled rewrite agrees with the original in eager, within tolerance,
   in its outputs, gradients, the buffers and attributes it leaves, and what it prints, logs and
   warns (a print or a warning a guard now skips), on the example and on the inputs that take
-  each path;
+  each path; a recompile fix's compiled calls run in the grad mode the target runs in (an
+  ``eval()`` model's without gradients, as its recompile check and its users run it: its
+  gradients are compared in eager only);
 - ``no break on later calls``: over the same calls as below, torch breaks neither at the site
   again nor anywhere the original did not (a rewrite can make a recompile break);
 - ``no new recompile``: over the same calls (the first again, one with fresh values, each
@@ -211,6 +213,15 @@ def verify(
     state = modelstate.save(original.fn)
     calls = list(original.calls)
     grads = trains(original.fn, grads_mode, calls[0])
+    for_recompile = site[2] == RECOMPILE_SITE
+    # A recompile fix's compiled calls run as the target does and as its check ran (an
+    # ``eval()`` model, which torch's ``training`` flag says does not train: without
+    # gradients, where a rewrite may raise only), its gradients compared in eager only.
+    cgrads = (
+        grads and runs_with_grad(original.fn, calls[0])
+        if for_recompile and grads_mode != "always"
+        else grads
+    )
 
     eager0 = [
         run_eager(original, c, "example", grads, state, may_raise=False, keep=i == 0)
@@ -253,18 +264,16 @@ def verify(
         anchor1 = dataclasses.replace(anchor0, line=moved_to) if moved_to else None
     found0 = lastcheck.recall(str(path), original.name, calls[0], ws)
     rc_how = recompile_check or RecompileCheck(None, 8, 4)
-    for_recompile = site[2] == RECOMPILE_SITE
     # Compiled as the check compiles (``dynamic`` unset, its recompile limit, its grad mode),
-    # the compiled series verification makes of each version anyway holds the check's calls,
-    # the declared variants, first: the check's answer is read from them (series_check), one
-    # compile of each version where there were two. A check that probed (no variants
-    # declared), and one that ran in another grad mode than the series (an ``eval()`` model:
-    # no gradients; its series: with them, and a rewrite may raise only without), run as before.
+    # each version's compiled series makes the check's calls, the declared variants, first:
+    # the check's answer is read from them (series_check), one compile of each version, not
+    # two. A check that probed (no variants declared), or ran in another grad mode than the
+    # series (gradients asked for always), runs as before.
     merged = (
         for_recompile
         and rc_how.dynamic is None
         and len(calls) >= 2
-        and runs_with_grad(original.fn, calls[0]) == grads
+        and runs_with_grad(original.fn, calls[0]) == cgrads
         and getattr(torch._dynamo.config, torchcompat.recompile_limit_name()) == rc_how.limit
     )
     series = series_of(calls, variants_first=merged)
@@ -273,8 +282,8 @@ def verify(
         modelstate.load(original.fn, state)
         if not merged:
             recompiled0 = recompile_lines(original, ws, rc_how, label, anchor0, str(path))
-        elif found0 is None:  # merged: the original's series answers; its last check may trace
-            recompiled0 = recalled_lines(original, ws, rc_how, str(path))
+        elif found0 is None and cgrads == torch.is_grad_enabled():  # else it can't stand for
+            recompiled0 = recalled_lines(original, ws, rc_how, str(path))  # the trace (below)
         if recompiled0 and found0 is None and _stands_for_trace(recompiled0, rc_how):
             # Its first call, compiled as the trace would (static, then as torch decides, with
             # gradients as now), broke nowhere and no frame was skipped: the trace would find
@@ -320,7 +329,7 @@ def verify(
                 fixed,
                 mine_series,
                 backend,
-                grads,
+                cgrads,
                 ws,
                 label,
                 anchor1,
@@ -337,15 +346,14 @@ def verify(
 
         traced_first: list[Finding] | None = None
         if merged:
-            if grads != torch.is_grad_enabled():
-                # The series runs in another grad mode than a trace does, so the trace runs
-                # too, and first: a trace empties torch's caches, and the series' compiles
-                # stay warm for the timing below (and so the original's, where it breaks).
+            if cgrads != torch.is_grad_enabled():
+                # Not a trace's grad mode: the trace runs too, and first (it empties torch's
+                # caches; the series' compiles stay warm for the timing below).
                 traced_first = trace_rewrite()
                 if traced_first:
                     before()
             fixed_series, recompiled1 = series_check(
-                run_series, fixed, ws, rc_how, label, anchor1, grads
+                run_series, fixed, ws, rc_how, label, anchor1, cgrads
             )
             if fixed_series is None:
                 v.add("calls still run", False, recompiled1.error)
@@ -360,7 +368,7 @@ def verify(
                         original,
                         series,
                         backend,
-                        grads,
+                        cgrads,
                         ws,
                         label,
                         anchor0,
@@ -370,7 +378,7 @@ def verify(
                     )
 
             orig_series, recompiled0 = series_check(
-                run_original, original, ws, rc_how, label, anchor0, grads
+                run_original, original, ws, rc_how, label, anchor0, cgrads
             )
         elif for_recompile:
             modelstate.load(fixed.fn, state)
@@ -389,15 +397,13 @@ def verify(
         elif for_recompile and _stands_for_trace(recompiled1, rc_how):
             # As for the original: a recompile check that broke nowhere is the trace's answer.
             after = []
-        elif fixed_series is not None and grads == torch.is_grad_enabled():
+        elif fixed_series is not None and cgrads == torch.is_grad_enabled():
             after = fixed_series.first_breaks  # as below: the series stands for the trace
-        elif backend in _TRACING_ONLY and grads == torch.is_grad_enabled():
+        elif backend in _TRACING_ONLY and cgrads == torch.is_grad_enabled():
             # A backend that generates no code compiles as cheaply as a trace: the compiled
-            # calls run first (every check of them still waits for the eager ones below), and
-            # their first call's compiles are the trace of the rewrite, in the grad mode a
-            # trace runs in. One compile of the rewrite instead of two. With a backend that
-            # generates code, the trace first: a rewrite that keeps its break is refused
-            # before it is compiled.
+            # calls run first (their checks still wait for the eager ones below), their first
+            # call's compiles the rewrite's trace. With one that generates code, the trace
+            # first: a rewrite that keeps its break is refused before it is compiled.
             try:
                 fixed_series = run_series()
                 after = fixed_series.first_breaks
@@ -485,12 +491,12 @@ def verify(
             for d in effects_differ(r1.effects, r0, r0.how, noise)
         ]
         raising = [r for r in extra if r.raised and r.compiled]
-        shown += raises_compiled(fixed, original, raising, backend, grads, state)
+        shown += raises_compiled(fixed, original, raising, backend, cgrads, state)
         if not v.add("same effects", not shown, shown[0] if shown else ""):
             return v
         if fixed_series is None:
             fixed_series = run_series()
-        diffs_c = compiled_differences(fixed_series, eager0[0], paths, grads, noise, rewrite)
+        diffs_c = compiled_differences(fixed_series, eager0[0], paths, cgrads, noise, rewrite)
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v
         if timed:
@@ -505,13 +511,21 @@ def verify(
                 with settings.under(outside):
                     modelstate.load(original.fn, state)
                     orig_series = compiled_series(
-                        original, series, backend, grads, ws, label, anchor0, keep=True, fresh=False
+                        original,
+                        series,
+                        backend,
+                        cgrads,
+                        ws,
+                        label,
+                        anchor0,
+                        keep=True,
+                        fresh=False,
                     )
             steady = steadytime.measure(
                 original,
                 fixed,
                 backend,
-                grads,
+                cgrads,
                 fixed_compiled=fixed_series.compiled,
                 original_settings=outside,
                 original_compiled=orig_series.compiled,
@@ -528,15 +542,14 @@ def verify(
         moved += _moved(before(), rewrite, edited)
     later -= set(moved)
     # The original's recompiles over the series are at least its recompile check's over the
-    # declared calls, compiled as the series compiles (``dynamic`` unset): the series makes the
-    # same calls in the same order, after calls of the first one's shapes, and a backend only
-    # adds guards. No more than those, the original's series need not run to be outdone.
+    # declared calls, compiled as the series compiles (``dynamic`` unset): the same calls in
+    # order, after calls of the first one's shapes, and a backend only adds guards.
     floor = (
         recompiled0.recompiles
         if recompiled0 is not None
         and len(calls) >= 2
         and rc_how.dynamic is None
-        and recompiled0.grad == grads  # a path can read the grad mode
+        and recompiled0.grad == cgrads  # a path can read the grad mode
         # The check counts up to its own limit; the series stops at torch's (a file can set it)
         and getattr(torch._dynamo.config, torchcompat.recompile_limit_name()) == rc_how.limit
         and not recompiled0.error
@@ -544,7 +557,7 @@ def verify(
     )
     if orig_series is None and (later or fixed_series.recompiles > max(floor, 0)):
         modelstate.load(original.fn, state)
-        orig_series = compiled_series(original, series, backend, grads, ws, label, anchor0)
+        orig_series = compiled_series(original, series, backend, cgrads, ws, label, anchor0)
     if orig_series is not None:
         later -= set(_moved(_break_keys(orig_series.breaks), rewrite, edited))
     detail = (
@@ -559,7 +572,7 @@ def verify(
         def compiled(c: Call) -> Series:
             modelstate.load(fixed.fn, state)
             pair: list[tuple[Call, Any, int]] = [(mine[0], None, 0), (c, None, 0)]
-            return compiled_series(fixed, pair, backend, grads, ws, label, anchor1)
+            return compiled_series(fixed, pair, backend, cgrads, ws, label, anchor1)
 
         args = (fixed_series, mine[0], rewrite, compiled, original, state)
         # A bystander need not run the function the rewrite keeps out: nothing of it compiled
