@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_flatten
 
 from .usercode import Call
 
@@ -60,12 +61,17 @@ def probe_families(call: Call, n: int, max_families: int = 6) -> list[list[Call]
 
 def runs_with_grad(fn: Any, call: Call) -> bool:
     """How the target runs for real, as eager would: a module in training mode (the example
-    decides, with ``.eval()``) or a function given tensors that require grad builds the
-    autograd graph, and Dynamo guards on that (checkpointing, requires_grad)."""
-    if isinstance(fn, torch.nn.Module):
-        return fn.training and any(p.requires_grad for p in fn.parameters())
-    values = [*call.args, *call.kwargs.values()]
-    return any(isinstance(v, torch.Tensor) and v.requires_grad for v in values)
+    decides, with ``.eval()``), or any target given tensors that require grad (an ``eval()``
+    model asked for its input's gradient: a saliency map), builds the autograd graph, and
+    Dynamo guards on that (checkpointing, requires_grad)."""
+    values = tree_flatten((call.args, call.kwargs))[0]
+    if any(isinstance(v, torch.Tensor) and v.requires_grad for v in values):
+        return True
+    return (
+        isinstance(fn, torch.nn.Module)
+        and fn.training
+        and any(p.requires_grad for p in fn.parameters())
+    )
 
 
 @contextlib.contextmanager

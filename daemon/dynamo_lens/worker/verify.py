@@ -61,7 +61,7 @@ from typing import Any
 
 import torch
 
-from ..findings import RECOMPILE_SITE, Finding, Kind, SiteId
+from ..findings import RECOMPILE_SITE, Finding, SiteId
 from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
 from . import boundarycheck, lastcheck, modelstate, selections, settings, steadytime, torchcompat
@@ -69,6 +69,7 @@ from .breaks import anchor_of, find_breaks
 from .compiledseries import Series, compiled_differences, compiled_series
 from .equivalence import trains
 from .probecalls import runs_with_grad
+from .rewritesites import at_site, break_keys, moved_to_rewrite
 from .runnoise import RunNoise, effects_differ
 from .shadow import import_shadowed, shadowed
 from .usercode import Call, Target, import_file, purge_workspace_modules
@@ -82,6 +83,7 @@ from .verifyrecompiles import (
 )
 from .verifyruns import (
     Run,
+    again_in,
     clone,
     cover,
     differences,
@@ -128,41 +130,6 @@ class Verdict:
 # Backends that trace and run the graph as it is, generating no code: compiling with them costs
 # what a trace costs (torch's own names; a backend given as a function is not known to be one).
 _TRACING_ONLY = ("eager", "aot_eager")
-
-
-def _break_keys(findings: list[Finding]) -> Counter[SiteId]:
-    """Breaks, and frames torch then runs eagerly (a break in a loop): a rewrite that turns a
-    break into a skipped frame has not removed it."""
-    return Counter(
-        (os.path.realpath(f.path), *f.site[1:])
-        for f in findings
-        if f.kind in (Kind.GRAPH_BREAK, Kind.FALLBACK)
-    )
-
-
-def _at_site(f: Finding, site: SiteId, rewrite: Rewrite) -> bool:
-    """Whether ``f`` (found in the rewritten code) is the break at ``site``: on the rewritten
-    lines, or where the site's line moved to (a rewrite elsewhere in the file, such as a
-    setting after the imports, leaves the site's line in place)."""
-    if os.path.realpath(f.path) != os.path.realpath(site[0]):
-        return False
-    if f.site[2] != site[2]:
-        return False
-    kept = {new for _, new in rewrite.kept}  # lines the rewrite copies: their breaks are theirs
-    if rewrite.start <= f.line < rewrite.start + rewrite.text.count("\n") and f.line not in kept:
-        return True
-    same_file = os.path.realpath(site[0]) == os.path.realpath(rewrite.path)
-    return f.line == (rewrite.new_line(site[1]) if same_file else site[1])
-
-
-def _moved(keys: Counter[SiteId], rewrite: Rewrite, edited: Path) -> Counter[SiteId]:
-    """The original's break keys at their lines in the rewritten file."""
-    out: Counter[SiteId] = Counter()
-    for (p, line, gb), n in keys.items():
-        new = rewrite.new_line(line) if p == os.path.realpath(edited) else line
-        if new is not None:
-            out[(p, new, gb)] += n
-    return out
 
 
 def _stands_for_trace(r: Recompiled, how: RecompileCheck) -> bool:
@@ -301,7 +268,7 @@ def verify(
                 traced.append(
                     find_breaks(original.fn, clone(calls[0]), ws, label, anchor0).findings
                 )
-        return _break_keys(traced[0])
+        return break_keys(traced[0])
 
     originals = [*eager0, *extra]
     # The rule's own selections, checked in a text of their own (selections.py).
@@ -416,11 +383,11 @@ def verify(
         else:
             after = trace_rewrite()
         if not for_recompile:
-            gone = not any(_at_site(f, site, rewrite) for f in after)
+            gone = not any(at_site(f, site, rewrite) for f in after)
             if not v.add("break gone", gone, "" if gone else "torch still breaks at the rewrite"):
                 return v
-        broke = _break_keys(after)
-        moved = _moved(before() if broke else Counter(), rewrite, edited) + _break_keys(
+        broke = break_keys(after)
+        moved = moved_to_rewrite(before() if broke else Counter(), rewrite, edited) + break_keys(
             boundarycheck.at_boundary(after, rewrite)
         )
         added = broke - moved
@@ -491,12 +458,20 @@ def verify(
             for d in effects_differ(r1.effects, r0, r0.how, noise)
         ]
         raising = [r for r in extra if r.raised and r.compiled]
-        shown += raises_compiled(fixed, original, raising, backend, cgrads, state)
+        refs = [eager0[0], *paths, *raising]  # what the compiled calls are compared with
+        if cgrads != grads:  # in their grad mode: a forward may read it
+            refs, noise = (
+                again_in(original, refs, cgrads, state),
+                RunNoise(original, cgrads, passed),
+            )
+        shown += raises_compiled(fixed, original, refs[1 + len(paths) :], backend, cgrads, state)
         if not v.add("same effects", not shown, shown[0] if shown else ""):
             return v
         if fixed_series is None:
             fixed_series = run_series()
-        diffs_c = compiled_differences(fixed_series, eager0[0], paths, cgrads, noise, rewrite)
+        diffs_c = compiled_differences(
+            fixed_series, refs[0], refs[1 : 1 + len(paths)], cgrads, noise, rewrite
+        )
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v
         if timed:
@@ -536,10 +511,10 @@ def verify(
                 return v
     # Later calls: the site must not break again, and no other break may appear that the
     # original's same calls did not show (their series runs only when needed).
-    again = [f for f in fixed_series.breaks if _at_site(f, site, rewrite)]
-    later = set(_break_keys(fixed_series.breaks))
+    again = [f for f in fixed_series.breaks if at_site(f, site, rewrite)]
+    later = set(break_keys(fixed_series.breaks))
     if later and not broke:  # the original's breaks, not needed until now
-        moved += _moved(before(), rewrite, edited)
+        moved += moved_to_rewrite(before(), rewrite, edited)
     later -= set(moved)
     # The original's recompiles over the series are at least its recompile check's over the
     # declared calls, compiled as the series compiles (``dynamic`` unset): the same calls in
@@ -559,7 +534,7 @@ def verify(
         modelstate.load(original.fn, state)
         orig_series = compiled_series(original, series, backend, cgrads, ws, label, anchor0)
     if orig_series is not None:
-        later -= set(_moved(_break_keys(orig_series.breaks), rewrite, edited))
+        later -= set(moved_to_rewrite(break_keys(orig_series.breaks), rewrite, edited))
     detail = (
         f"torch breaks at the rewrite again on a later call (line {again[0].line})"
         if again
@@ -596,5 +571,5 @@ def verify(
             return v
     v.verified = True
     still = [*after, *fixed_series.breaks]
-    v.gone = [s for s in also if not any(_at_site(f, s, rewrite) for f in still)]
+    v.gone = [s for s in also if not any(at_site(f, s, rewrite) for f in still)]
     return v

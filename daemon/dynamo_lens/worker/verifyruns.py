@@ -109,6 +109,19 @@ def run_eager(
     return r
 
 
+def again_in(t: Target, runs: list[Run], grads: bool, state: dict[str, Any]) -> list[Run]:
+    """``runs`` of ``t`` made again in another grad mode, each from its own state and seed, the
+    first keeping what it left: what a recompile fix's compiled calls, made as the target runs
+    (verify.py's ``cgrads``), are compared with, since a forward may read the grad mode."""
+    out = []
+    for i, r in enumerate(runs):
+        start = r.start or state
+        again = run_eager(t, r.call, r.how, grads, start, may_raise=True, keep=not i, seed=r.seed)
+        again.compiled = r.compiled
+        out.append(again)
+    return out
+
+
 def said(exc: BaseException) -> str:
     """An exception as a caller tells it apart: its class (where it is defined: a module's own
     ``ValueError`` is not the built-in one) and message."""
