@@ -123,3 +123,36 @@ def test_an_eval_models_compiled_calls_are_compared_in_their_grad_mode(tmp_path:
     tried += [(r["rule"], r["failed"]) for r in fix["refused"]]
     (failed,) = [f for rule, f in tried if rule == "mark-dynamic"]
     assert failed in ([], ["no slower"]), fix  # the machine's verdict: ``_but_for_timing``
+
+
+# The same model in training, called by a plain function through a global name.
+STEP = (
+    GRAD_PATH.split("\n\ndef compile_example")[0]
+    + """
+
+torch.manual_seed(0)
+model = Special().train()
+
+
+def infer(x):
+    return model(x).relu()
+
+
+def compile_example():
+    return [(infer, (torch.randn(n, 8),)) for n in (4, 6, 8)]
+"""
+)
+
+
+def test_a_function_that_calls_a_training_model_runs_with_gradients(tmp_path: Path) -> None:
+    """A plain function whose model is in training runs with gradients, as torch alone
+    shows: the size compared with 6 there is a recompile of its own (two, not one), and its
+    mark raises (hostile review: checked without gradients, the mark was written and raised)."""
+    eager_workspace(tmp_path, step=STEP)
+    _, before, _ = check_json("step.py", "--checks", "recompiles", cwd=tmp_path)
+    assert [t["recompile_count"] for t in before["targets"]] == [2], before["targets"]
+    doc = fix_json(tmp_path, "step.py")
+    (fix,) = doc["fixes"]  # type: ignore[misc]
+    assert not fix["verified"], fix
+    (marked,) = [r for r in fix["refused"] if r["rule"] == "mark-dynamic"]
+    assert marked["failed"] == ["calls still run"], marked

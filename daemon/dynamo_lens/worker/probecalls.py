@@ -67,11 +67,26 @@ def runs_with_grad(fn: Any, call: Call) -> bool:
     values = tree_flatten((call.args, call.kwargs))[0]
     if any(isinstance(v, torch.Tensor) and v.requires_grad for v in values):
         return True
-    return (
-        isinstance(fn, torch.nn.Module)
-        and fn.training
-        and any(p.requires_grad for p in fn.parameters())
-    )
+    if isinstance(fn, torch.nn.Module):
+        return _trains(fn)
+    # A function that calls a model in training mode (``def step(x): return model(x)``, the
+    # model a global or a closed-over name) runs with gradients as the model does (hostile
+    # review: checked without them, a mark that raises with them was written).
+    code, names = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+    used = [names.get(n) for n in code.co_names] if code is not None else []
+    used += [_contents(c) for c in getattr(fn, "__closure__", None) or ()]
+    return any(isinstance(m, torch.nn.Module) and _trains(m) for m in used)
+
+
+def _trains(m: torch.nn.Module) -> bool:
+    return m.training and any(p.requires_grad for p in m.parameters())
+
+
+def _contents(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # a name the function binds later
+        return None
 
 
 @contextlib.contextmanager
