@@ -307,6 +307,15 @@ def verify(
         fixed_series: Series | None = None
         orig_series: Series | None = None
 
+        def original_series(keep: bool, upto: int = 0) -> Series:
+            # Under the original's settings. Kept compiled for the timing, torch's caches are
+            # not emptied first either: the fix's compile stays warm beside it.
+            with settings.under(outside):
+                modelstate.load(original.fn, state)
+                return compiled_series(
+                    original, series, backend, cgrads, ws, label, anchor0, keep, not keep, upto
+                )
+
         def trace_rewrite() -> list[Finding]:
             modelstate.load(fixed.fn, state)
             return find_breaks(fixed.fn, clone(mine[0]), ws, label, anchor1).findings
@@ -326,26 +335,16 @@ def verify(
                 v.add("calls still run", False, recompiled1.error)
                 return v
 
-            def run_original() -> Series:
-                # Under the original's settings, torch's caches kept where the fix is timed
-                # below (its compile stays warm); the original's compile is timed too.
-                with settings.under(outside):
-                    modelstate.load(original.fn, state)
-                    return compiled_series(
-                        original,
-                        series,
-                        backend,
-                        cgrads,
-                        ws,
-                        label,
-                        anchor0,
-                        keep=timed,
-                        fresh=not timed,
-                        upto=checked,
-                    )
-
+            # Torch's caches kept where the fix is timed below (its compile stays warm); the
+            # original's compile is timed too.
             orig_series, recompiled0 = series_check(
-                run_original, original, ws, rc_how, label, anchor0, cgrads
+                lambda: original_series(keep=timed, upto=checked),
+                original,
+                ws,
+                rc_how,
+                label,
+                anchor0,
+                cgrads,
             )
         elif for_recompile:
             modelstate.load(fixed.fn, state)
@@ -483,19 +482,7 @@ def verify(
             # compares below, and one compile of the original instead of two. Under the
             # original's settings, and torch's caches not emptied first: the fix stays warm.
             if orig_series is None:
-                with settings.under(outside):
-                    modelstate.load(original.fn, state)
-                    orig_series = compiled_series(
-                        original,
-                        series,
-                        backend,
-                        cgrads,
-                        ws,
-                        label,
-                        anchor0,
-                        keep=True,
-                        fresh=False,
-                    )
+                orig_series = original_series(keep=True)
             steady = steadytime.measure(
                 original,
                 fixed,
