@@ -12,6 +12,7 @@ import torch
 from dynamo_lens.texts.locate import Workspace
 from dynamo_lens.worker import lastcheck, recompiles, verifyrecompiles
 from dynamo_lens.worker.usercode import Call, Target, import_file, purge_workspace_modules
+from support.model_workspace import model_workspace
 
 MODEL = """import torch
 from torch import nn
@@ -38,11 +39,7 @@ HOW = (None, 8, 4)
 
 @pytest.fixture()
 def ws(tmp_path: Path) -> Workspace:
-    (tmp_path / "model.py").write_text(MODEL)
-    w = Workspace(tmp_path)
-    purge_workspace_modules(w)
-    sys.modules.pop("model", None)
-    return w
+    return model_workspace(tmp_path, MODEL)
 
 
 def _target(ws: Workspace, ns: tuple[int, ...] = (2, 3)) -> Target:

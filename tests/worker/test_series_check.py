@@ -5,7 +5,6 @@ two. A compile another version left warm on a code object both share is not a re
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,10 @@ from dynamo_lens.findings import Frame
 from dynamo_lens.texts.locate import Workspace
 from dynamo_lens.worker.compiledseries import compiled_series
 from dynamo_lens.worker.probecalls import runs_with_grad
-from dynamo_lens.worker.usercode import Call, Target, import_file, purge_workspace_modules
+from dynamo_lens.worker.usercode import Call, Target, import_file
 from dynamo_lens.worker.verifyrecompiles import RecompileCheck, recompile_lines, series_check
 from dynamo_lens.worker.verifyruns import series_of
+from support.model_workspace import model_workspace
 
 MODEL = """import torch
 from torch import nn
@@ -45,11 +45,7 @@ HOW = RecompileCheck(None, 8, 4)
 
 @pytest.fixture()
 def ws(tmp_path: Path) -> Workspace:
-    (tmp_path / "model.py").write_text(MODEL)
-    w = Workspace(tmp_path)
-    purge_workspace_modules(w)
-    sys.modules.pop("model", None)
-    return w
+    return model_workspace(tmp_path, MODEL)
 
 
 def _target(ws: Workspace, fn_name: str, calls: list[Call]) -> Target:

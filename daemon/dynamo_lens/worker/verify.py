@@ -66,7 +66,7 @@ from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
 from . import boundarycheck, lastcheck, modelstate, selections, settings, steadytime, torchcompat
 from .breaks import anchor_of, find_breaks
-from .compiledseries import Series, compiled_differences, compiled_series
+from .compiledseries import Series, compiled_differences, compiled_series, later_calls_differ
 from .equivalence import trains
 from .probecalls import runs_with_grad
 from .rewritesites import at_site, break_keys, moved_to_rewrite
@@ -88,6 +88,7 @@ from .verifyruns import (
     cover,
     differences,
     gradient_differences,
+    numbers_put_back,
     other_numbers,
     outcome_differences,
     passed_differently,
@@ -471,6 +472,21 @@ def verify(
         diffs_c = compiled_differences(
             fixed_series, refs[0], refs[1 : 1 + len(paths)], cgrads, noise, rewrite
         )
+        if not diffs_c:
+            # The later calls too (the first again, the declared variants a recompile's fix
+            # compiles dynamically), against the original in eager over the same calls. Where
+            # the rewrite passes a number as a 0-d tensor, its fresh values are drawn apart:
+            # the original gets the rewrite's, the number put back (else no call from there).
+            core = series[: len(calls) + 2]
+            upto = len(core)
+            if rewrite.edits_calls:
+                at = len(calls) + 1 if merged else 2
+                back = numbers_put_back(mine_series[at][0], core[at][0])
+                core[at] = (back or core[at][0], None, 0)
+                upto = upto if back is not None else at
+            diffs_c = later_calls_differ(
+                fixed_series, original, core, cgrads, state, upto, rewrite.skips, noise(refs[0])
+            )
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v
         if timed:

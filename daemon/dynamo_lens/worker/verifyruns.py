@@ -334,6 +334,28 @@ def same_shape_fresh(call: Call) -> Call:
     return Call(tree_map(fresh, call.args), tree_map(fresh, call.kwargs))
 
 
+def numbers_put_back(mine: Call, orig: Call) -> Call | None:
+    """``mine`` (a rewrite's call) with each 0-d tensor that ``orig`` passes as a Python number
+    at the same place made that number again: the original called on the values the rewrite's
+    call holds (fresh values drawn for a call that passes a 0-d tensor differ from those drawn
+    for the original's). None where the two calls differ otherwise in form."""
+    a, spec_a = tree_flatten((orig.args, orig.kwargs))
+    b, spec_b = tree_flatten((mine.args, mine.kwargs))
+    if spec_a != spec_b:
+        return None
+    leaves = [
+        type(x)(y.item())
+        if isinstance(x, (int, float))
+        and not isinstance(x, bool)
+        and isinstance(y, torch.Tensor)
+        and y.dim() == 0
+        else y
+        for x, y in zip(a, b, strict=True)
+    ]
+    args, kwargs = tree_unflatten(leaves, spec_b)
+    return Call(tuple(args), dict(kwargs))
+
+
 def _tensor_leaves(call: Call) -> list[bool]:
     """Whether each leaf of the call's inputs (``tree_flatten`` order) is a tensor."""
     return [isinstance(v, torch.Tensor) for v in tree_flatten((call.args, call.kwargs))[0]]
