@@ -12,13 +12,18 @@ import pytest
 import torch
 from dynamo_lens.texts.locate import Workspace
 from dynamo_lens.worker import modelstate
-from dynamo_lens.worker.compiledseries import compiled_series, later_calls_differ
+from dynamo_lens.worker.compiledseries import compiled_series
+from dynamo_lens.worker.effects import Effects
+from dynamo_lens.worker.latercalls import later_calls_differ
 from dynamo_lens.worker.usercode import Call, Target, import_file
 from dynamo_lens.worker.verifyruns import numbers_put_back, series_of
 from support.fix_workspace import eager_workspace, fix_json
 from support.model_workspace import model_workspace
 
-MODEL = """import torch
+MODEL = """import time
+import warnings
+
+import torch
 
 
 def original(x):
@@ -38,6 +43,22 @@ def decorated(x):
     return x * 2
 
 
+class Doubles(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Plain(torch.nn.Module):
+    def forward(self, x):
+        return x * (3 if torch.compiler.is_compiling() else 2)
+
+
+class Decorated(torch.nn.Module):
+    @torch.compile(backend="eager")
+    def forward(self, x):
+        return x * (3 if torch.compiler.is_compiling() else 2)
+
+
 class Counts(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -54,6 +75,57 @@ class CountsApart(Counts):
         many = torch.compiler.is_compiling() and x.shape[0] > 4
         self.rows += x.shape[0] * (100 if many else 1)
         return x * 2
+
+
+class Gap(torch.nn.Module):
+    # A timer read from the second call on: the gap differs from run to run, eager or not.
+    def __init__(self):
+        super().__init__()
+        self.prev = None
+        self.gap = 0.0
+
+    def forward(self, x):
+        now = time.perf_counter()
+        if self.prev is not None:
+            self.gap = now - self.prev
+        self.prev = now
+        return x * 2
+
+
+def warns_when_large(x):
+    if x.shape[0] > 4:
+        warnings.warn("a large batch")
+    return x * 2
+
+
+def warns_when_large_in_eager(x):
+    if x.shape[0] > 4 and not torch.compiler.is_compiling():
+        warnings.warn("a large batch")
+    return x * 2
+
+
+def zeroes_its_input_compiled(x):
+    y = x * 2
+    if torch.compiler.is_compiling() and x.shape[0] > 4:
+        x.mul_(0)  # the caller's tensor, on a variant's rows only
+    return y
+
+
+class Warns(torch.nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            warnings.warn("runs uncompiled: slow path")
+        return x * 2
+
+
+class CompilesWithin(torch.nn.Module):
+    # The user compiles a part themselves: it never warns as they run it, eager or not.
+    def __init__(self):
+        super().__init__()
+        self.part = torch.compile(Warns(), backend="eager")
+
+    def forward(self, x):
+        return self.part(x)
 
 
 def raises_on_eight(x):
@@ -115,6 +187,25 @@ def test_an_original_that_comes_compiled_is_run_uncompiled_for_the_eager_calls(
     assert _differences(ws, decorated, plain) == []
 
 
+def test_a_module_compiled_within_is_run_uncompiled_for_the_eager_calls(ws: Workspace) -> None:
+    # No unwrapping reaches a ``compile()``d module or a ``@torch.compile`` on ``forward``:
+    # their eager calls give x * 2, equal to a plain module's compiled.
+    plain, decorated, compiled = _targets(ws, "Doubles", "Decorated", "Plain")
+    plain.fn, decorated.fn, compiled.fn = plain.fn(), decorated.fn(), compiled.fn()
+    compiled.fn.compile(backend="eager")
+    assert compiled.fn(torch.ones(1)).item() == 3.0  # compiled when called as it comes
+    for original in (decorated, compiled):
+        assert _differences(ws, original, plain) == [], type(original.fn).__name__
+
+
+def test_a_compile_within_the_original_stays_compiled_in_its_eager_calls(
+    ws: Workspace,
+) -> None:
+    (within,) = _targets(ws, "CompilesWithin")
+    within.fn = within.fn()
+    assert _differences(ws, within, within) == []
+
+
 def test_the_state_a_later_compiled_call_leaves_is_compared(ws: Workspace) -> None:
     original, fixed = _targets(ws, "Counts", "CountsApart")
     original.fn, fixed.fn = original.fn(), fixed.fn()
@@ -122,6 +213,25 @@ def test_the_state_a_later_compiled_call_leaves_is_compared(ws: Workspace) -> No
     assert said and said[0].startswith("call 2 of 5: state"), said
     # Put back as it was: the timing that follows runs the original from there.
     assert float(original.fn.rows) == 0.0
+
+
+def test_state_a_timer_sets_from_the_second_call_on_is_not_a_difference(ws: Workspace) -> None:
+    # The original's own two eager runs differ there: noise, not the rewrite's doing.
+    original, fixed = _targets(ws, "Gap", "Gap")
+    original.fn, fixed.fn = original.fn(), fixed.fn()
+    assert _differences(ws, original, fixed) == []
+
+
+def test_a_warning_a_later_compiled_call_drops_is_a_difference(ws: Workspace) -> None:
+    original, fixed = _targets(ws, "warns_when_large", "warns_when_large_in_eager")
+    said = _differences(ws, original, fixed)
+    assert said and said[0].startswith("call 2 of 5: warnings: none where the original"), said
+
+
+def test_an_input_a_later_compiled_call_changes_in_place_is_a_difference(ws: Workspace) -> None:
+    original, fixed = _targets(ws, "original", "zeroes_its_input_compiled")
+    said = _differences(ws, original, fixed)
+    assert said and said[0].startswith("call 2 of 5: input after the call"), said
 
 
 def test_a_number_passed_as_a_0d_tensor_is_put_back_for_the_original() -> None:
@@ -170,3 +280,92 @@ def test_a_skipped_statement_that_a_later_call_reads_is_refused(tmp_path: Path) 
     assert not fix["verified"] and failed[0]["name"] == "compiled equal", fix
     assert failed[0]["detail"].startswith("call 2 of 3: output"), fix
     assert (ws / "stamp.py").read_text() == STAMPED
+
+
+# A second review's cases: one noisy record (a printed wall clock, a timestamp kept in a list)
+# hid the one beside it that the rewrite changed on the second call. Only what differs between
+# two eager runs of the original is forgiven now, record by record, leaf by leaf.
+CLOCKED = """import time
+
+import torch
+from torch import nn
+
+
+class Clocked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.last = None
+
+    def forward(self, x):
+        y = self.fc(x)
+        if self.last is None:
+            print("warm-up call")
+        else:
+            print("steady call")
+        print(f"wall clock {time.perf_counter():.9f}")
+        self.last = time.time()
+        return y
+
+
+def compile_example():
+    torch.manual_seed(0)
+    return Clocked().eval(), (torch.randn(2, 4),)
+"""
+
+JOURNAL = """import time
+
+import torch
+from torch import nn
+
+
+class Journal(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.last = None
+        self.events = []
+
+    def forward(self, x):
+        y = self.fc(x)
+        kind = "warm-up" if self.last is None else "steady"
+        self.events.append((kind, time.perf_counter()))
+        self.last = time.time()
+        return y
+
+
+def compile_example():
+    torch.manual_seed(0)
+    return Journal().eval(), (torch.randn(2, 4),)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("clocked", CLOCKED, "call 2 of 3: printed lines"),
+        ("journal", JOURNAL, "call 2 of 3: state :events[1][0]"),
+    ],
+)
+def test_a_noisy_record_does_not_hide_the_one_beside_it(
+    tmp_path: Path, name: str, text: str, said: str
+) -> None:
+    ws = eager_workspace(tmp_path, **{name: text})
+    doc = fix_json(ws, f"{name}.py")
+    (fix,) = [f for f in doc["fixes"] if f["rule"] == "guard-host"]  # type: ignore[union-attr]
+    failed = [c for c in fix["checks"] if not c["ok"]]
+    assert not fix["verified"] and failed[0]["name"] == "compiled equal", fix
+    assert failed[0]["detail"].startswith(said), fix
+
+
+def test_only_the_records_two_runs_of_the_original_differ_in_are_forgiven() -> None:
+    one, two = Effects(printed="steady\nclock 1\n"), Effects(printed="steady\nclock 2\n")
+    noisy = one.unstable(two)
+    assert noisy == {"printed lines": frozenset({1})}
+    assert Effects(printed="steady\nclock 9\n").differences(one, "call 2", noisy) == []
+    assert Effects(printed="warm-up\nclock 9\n").differences(one, "call 2", noisy)
+    assert Effects(printed="steady\n").differences(one, "call 2", noisy)
+    # Runs that print different numbers of lines: how many is all that can be compared.
+    counts = one.unstable(Effects(printed="steady\n"))
+    assert counts == {"printed lines": None}
+    assert Effects(printed="a\nb\n").differences(one, "call 2", counts) == []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +25,8 @@ from .fingerprint import attribute_of, fingerprint
 from .fingerprint import changed as fingerprints_differ
 from .runnoise import RunNoise, effects_differ
 from .tracecapture import GraphBreakLog
-from .usercode import Call, Target, eager_of
-from .verifyruns import Run, clone, without
+from .usercode import Call, Target
+from .verifyruns import Run, clone, tensors_given, without
 
 
 @dataclass
@@ -60,6 +59,8 @@ class Series:
     after_call: list[int] = field(default_factory=list)
     # The buffers and plain attributes after each call (modelstate.save's form).
     states: list[dict[str, Any]] = field(default_factory=list)
+    # The tensors each call was given, after it (an in-place op on the caller's tensor).
+    inputs: list[list[torch.Tensor]] = field(default_factory=list)
 
     @property
     def out(self) -> Any:
@@ -120,6 +121,7 @@ def compiled_series(
     per_call: list[int] = []
     most: list[int] = []
     states: list[dict[str, Any]] = []
+    inputs: list[list[torch.Tensor]] = []
 
     def frames() -> Counter[tuple[str, str, str]]:
         return Counter(
@@ -144,6 +146,7 @@ def compiled_series(
                 outs.append(forward_and_grads(compiled, given, grads, params_of=t.fn))
             effects.append(seen_effects)
             states.append(modelstate.save(t.fn, parameters=False))
+            inputs.append(tensors_given(given))
             before = seen
             seen = frames()
             per_call.append(sum(seen.values()) - sum(before.values()))
@@ -179,6 +182,7 @@ def compiled_series(
         checked,
         after_call,
         states,
+        inputs,
     )
 
 
@@ -225,74 +229,3 @@ def compiled_differences(
         out += [f"{r.how}: {d.where}: {d.detail}" for d in d2]
         out += effects_differ(eff, r, f"compiled, {r.how}", noise)
     return out
-
-
-Outs = list[tuple[Any, dict[str, torch.Tensor]]]
-SeriesCalls = list[tuple[Call, dict[str, Any] | None, int]]
-
-
-def eager_outs(
-    t: Target, series: SeriesCalls, grads: bool, state: dict[str, Any]
-) -> tuple[Outs, list[dict[str, Any]]]:
-    """``t`` in eager (uncompiled where it came compiled: ``@torch.compile``) over ``series``
-    as compiled_series calls it compiled (from ``state``, each call's own start and seed, what
-    a call leaves carried to the next): each call's outputs and gradients, and the buffers and
-    plain attributes after it, what the compiled calls after the first are compared with."""
-    modelstate.load(t.fn, state)
-    outs: Outs = []
-    states: list[dict[str, Any]] = []
-    try:
-        for call, start, seed in series:
-            if start is not None:
-                modelstate.load(t.fn, start)
-            torch.manual_seed(seed)
-            outs.append(forward_and_grads(eager_of(t.fn), clone(call), grads, params_of=t.fn))
-            states.append(modelstate.save(t.fn, parameters=False))
-    finally:
-        modelstate.load(t.fn, state)
-    return outs, states
-
-
-def later_differences(
-    s: Series,
-    eager: tuple[Outs, list[dict[str, Any]]],
-    grads: bool,
-    compared: int,
-    skips: tuple[str, ...],
-    noisy: set[str],
-) -> list[str]:
-    """The compiled calls after the first (the first has compiled_differences), up to
-    ``compared``, against the original's eager ones at the same place in the series, within
-    tolerance: outputs, gradients where taken, and the state each leaves but for what the
-    rewrite says compiled calls skip (``skips``) and what differs between the original's own
-    eager runs (``noisy``)."""
-    outs, states = eager
-    out: list[str] = []
-    for i in range(1, min(compared, len(outs))):
-        (out_c, g_c), (out_e, g_e) = s.outs[i], outs[i]
-        d = compare(out_c, out_e, rtol=None, atol=None, grad=False, label="output")
-        if grads:
-            d += compare(g_c, g_e, rtol=None, atol=None, grad=True, label="grad")
-        mine, theirs = without(s.states[i], noisy, skips), without(states[i], noisy, skips)
-        d += compare(mine, theirs, rtol=None, atol=None, grad=False, label="state")
-        out += [f"call {i + 1} of {len(outs)}: {x.where}: {x.detail}" for x in d]
-    return out
-
-
-def later_calls_differ(
-    s: Series,
-    original: Target,
-    series: SeriesCalls,
-    grads: bool,
-    state: dict[str, Any],
-    compared: int,
-    skips: tuple[str, ...] = (),
-    noisy: Collection[str] = (),
-) -> list[str]:
-    """later_differences against ``original`` run in eager over ``series``; where the original
-    raises there and the compiled rewrite ran, that."""
-    try:
-        eager = eager_outs(original, series, grads, state)
-    except Exception as exc:
-        return [f"the original raises {type(exc).__name__} in eager where the compiled rewrite ran"]
-    return later_differences(s, eager, grads, compared, skips, set(noisy))

@@ -15,7 +15,7 @@ from ..findings import Finding, Kind, Severity
 from ..texts.locate import name_span
 from . import modelstate
 from .devices import place
-from .usercode import Call, Target, eager_of
+from .usercode import Call, Target, uncompiled
 
 # (rtol, atol) per dtype. assert_close's defaults assume the same kernels; compiled code fuses
 # and reorders reductions, so float32 gets torch's inductor test tolerance.
@@ -252,7 +252,7 @@ def run_pair(
     # The compiled run starts from the state the eager one did (a step counter, BN stats).
     state = modelstate.save(fn, parameters=not isinstance(fn, torch.nn.Module))
     torch.manual_seed(0)
-    eager_out, eager_g = forward_and_grads(eager_of(fn), call, grads, params_of=fn)
+    eager_out, eager_g = forward_and_grads(uncompiled(fn), call, grads, params_of=fn)
     modelstate.load(fn, state)
     torch.manual_seed(0)
     comp_out, comp_g = forward_and_grads(compiled, call, grads, params_of=fn)

@@ -3,7 +3,7 @@ attribute, a printed timing): verification (verify.py) does not blame a rewrite 
 
 from __future__ import annotations
 
-from .effects import Effects
+from .effects import Effects, Unstable
 from .fingerprint import changed as fingerprints_differ
 from .usercode import Target
 from .verifyruns import Run, run_eager
@@ -17,9 +17,9 @@ class RunNoise:
 
     def __init__(self, original: Target, grads: bool, passed: set[str]) -> None:
         self._original, self._grads, self._passed = original, grads, passed
-        self._known: dict[int, tuple[set[str], set[str]]] = {}
+        self._known: dict[int, tuple[set[str], Unstable]] = {}
 
-    def _of(self, r: Run) -> tuple[set[str], set[str]]:
+    def _of(self, r: Run) -> tuple[set[str], Unstable]:
         if id(r) not in self._known:
             again = run_eager(
                 self._original,
@@ -40,13 +40,13 @@ class RunNoise:
         """The state (``fingerprint``'s names) that differs from run to run."""
         return self._of(r)[0] | self._passed
 
-    def channels(self, r: Run) -> set[str]:
-        """The effects' channels (``Effects.channels``) that differ from run to run."""
+    def channels(self, r: Run) -> Unstable:
+        """Where the effects (``Effects.channels``) differ from run to run."""
         return self._of(r)[1]
 
 
 def effects_differ(mine: Effects, r: Run, how: str, noise: RunNoise) -> list[str]:
-    """``mine`` against the original's run ``r``; a channel whose records differ between two
-    runs of the original is compared on its count only."""
+    """``mine`` against the original's run ``r``; records that differ between two runs of the
+    original are not compared (Effects.differences)."""
     diffs = mine.differences(r.effects, how)
     return mine.differences(r.effects, how, noise.channels(r)) if diffs else []

@@ -251,13 +251,48 @@ def _as_call(item: Any, where: str) -> tuple[Any, Call]:
     return target, Call(tuple(args), dict(kwargs))
 
 
+# The attribute torch.compile's wrapper of a function keeps the function in.
+_ORIGINAL = "_torchdynamo_orig_callable"
+
+
 def eager_of(fn: Any) -> Any:
     """What ``fn`` runs without torch.compile: the function a ``@torch.compile`` decorator
     wrapped, an ``OptimizedModule``'s module, else ``fn``. A target may come compiled; its eager
     baseline must not be (nor pay a compile on each call after a reset)."""
     if isinstance(fn, torch._dynamo.eval_frame.OptimizedModule):
         return fn._orig_mod
-    return getattr(fn, "_torchdynamo_orig_callable", fn)
+    return getattr(fn, _ORIGINAL, fn)
+
+
+def uncompiled(fn: Any) -> Any:
+    """What calls ``fn`` as the user's code runs without the target's own compile:
+    ``eager_of(fn)``, and for a module compiled as a whole (its ``compile()``, a
+    ``@torch.compile`` on its ``forward``, a compiled ``forward`` set on the instance), its
+    hooks and ``forward`` uncompiled. A compile within it (a submodule or helper the user
+    compiles) is the user's code, as they run it, and stays."""
+    inner = eager_of(fn)
+    if not isinstance(inner, nn.Module):
+        return inner
+    own = inner.__dict__.get("forward")
+    forward = getattr(own if own is not None else type(inner).forward, _ORIGINAL, None)
+    if forward is None and getattr(inner, "_compiled_call_impl", None) is None:
+        return inner
+    if forward is not None and own is None:  # the class's compiled forward, bound
+        forward = types.MethodType(forward, inner)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if forward is None:  # compile(): the module's call, hooks and all, not its compile
+            return inner._call_impl(*args, **kwargs)
+        inner.__dict__["forward"] = forward  # what ``_call_impl`` calls, for this call
+        try:
+            return inner._call_impl(*args, **kwargs)
+        finally:
+            if own is None:
+                del inner.__dict__["forward"]
+            else:
+                inner.__dict__["forward"] = own
+
+    return call
 
 
 def _target_location(fn: Any) -> tuple[str, int]:

@@ -66,8 +66,9 @@ from ..fixes.catalogue import Rewrite, claim
 from ..texts.locate import Workspace
 from . import boundarycheck, lastcheck, modelstate, selections, settings, steadytime, torchcompat
 from .breaks import anchor_of, find_breaks
-from .compiledseries import Series, compiled_differences, compiled_series, later_calls_differ
+from .compiledseries import Series, compiled_differences, compiled_series
 from .equivalence import trains
+from .latercalls import later_calls_differ
 from .probecalls import runs_with_grad
 from .rewritesites import at_site, break_keys, moved_to_rewrite
 from .runnoise import RunNoise, effects_differ
@@ -485,7 +486,7 @@ def verify(
                 core[at] = (back or core[at][0], None, 0)
                 upto = upto if back is not None else at
             diffs_c = later_calls_differ(
-                fixed_series, original, core, cgrads, state, upto, rewrite.skips, noise(refs[0])
+                fixed_series, original, core, cgrads, state, upto, rewrite.skips
             )
         if not v.add("compiled equal", not diffs_c, diffs_c[0] if diffs_c else ""):
             return v

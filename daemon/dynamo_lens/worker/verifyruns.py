@@ -26,7 +26,7 @@ from .equivalence import compare, forward_and_grads
 from .fingerprint import changed as fingerprints_differ
 from .fingerprint import fingerprint
 from .shadow import import_shadowed, shadowed
-from .usercode import Call, Target, eager_of
+from .usercode import Call, Target, uncompiled
 
 
 def clone(call: Call) -> Call:
@@ -43,6 +43,12 @@ def clone(call: Call) -> Call:
         return _with_marks(v, v.detach().clone().requires_grad_(v.requires_grad))
 
     return Call(tree_map(c, call.args), tree_map(c, call.kwargs))
+
+
+def tensors_given(call: Call) -> list[torch.Tensor]:
+    """The tensors among a call's inputs (``tree_flatten`` order): after the call, what an
+    in-place op left in the caller's tensors."""
+    return [v for v in tree_flatten((call.args, call.kwargs))[0] if isinstance(v, torch.Tensor)]
 
 
 def _with_marks(v: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
@@ -96,7 +102,7 @@ def run_eager(
     given = clone(call)
     try:
         with observing() as r.effects:
-            r.out, r.grads = forward_and_grads(eager_of(t.fn), given, grads, t.fn)
+            r.out, r.grads = forward_and_grads(uncompiled(t.fn), given, grads, t.fn)
         r.traits = _traits(r.out, given, t.fn)
     except Exception as exc:
         if not may_raise:
@@ -257,7 +263,7 @@ def cover(
         def run(call: Call, weights: dict[str, Any] | None, seed: int) -> None:
             modelstate.load(t.fn, weights or state)
             torch.manual_seed(seed)
-            forward_and_grads(eager_of(t.fn), clone(call), False, t.fn)
+            forward_and_grads(uncompiled(t.fn), clone(call), False, t.fn)
 
         return branchpaths.cover(run, calls, probe, state, loop=loop, thorough=thorough)
 
