@@ -12,6 +12,7 @@ import contextlib
 import io
 import logging
 import os
+import re
 import sys
 import types
 import warnings
@@ -24,9 +25,19 @@ import torch
 _TORCH_DIR = os.path.realpath(os.path.dirname(torch.__file__)) + os.sep
 
 
-# By channel, the positions of the records two runs of the same code differ in, or None where
-# they hold different numbers of records (Effects.unstable).
-Unstable = dict[str, frozenset[int] | None]
+# By channel, the positions of the records two runs of the same code differ in, each with
+# whether they differ only in their numbers (a timing in a line of words), or None where they
+# hold different numbers of records (Effects.unstable).
+Unstable = dict[str, dict[int, bool] | None]
+
+# A number as text: an int, a decimal, an exponent, a sign.
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def numbers_masked(text: str) -> str:
+    """``text`` with every number in it one mark: what a record that differs between two runs
+    only in a number it shows (a timing, a timestamp) must still equal."""
+    return _NUMBER.sub("#", text)
 
 
 @dataclass
@@ -54,17 +65,21 @@ class Effects:
             if len(records) != len(theirs[k]):
                 out[k] = None
             else:
-                out[k] = frozenset(
-                    i for i, (a, b) in enumerate(zip(records, theirs[k], strict=True)) if a != b
-                )
+                out[k] = {
+                    i: numbers_masked(a) == numbers_masked(b)
+                    for i, (a, b) in enumerate(zip(records, theirs[k], strict=True))
+                    if a != b
+                }
         return out
 
     def differences(
         self, original: Effects, how: str, unstable: Unstable | None = None
     ) -> list[str]:
         """What a caller would see differently from ``original``, in words. Where a channel is
-        ``unstable``, its records at the positions that differ between two runs of the
-        original are not compared (one printed timing must not hide the line beside it)."""
+        ``unstable``, a record at a position that differs between two runs of the original is
+        compared with its numbers masked where only its numbers differed there (a timing must
+        not hide the words beside it), and not at all where more did; the others are compared
+        whole (one printed timing must not hide the line beside it)."""
         out = []
         theirs = original.channels()
         noisy = unstable or {}
@@ -75,9 +90,8 @@ class Effects:
                 same = len(mine) == len(theirs[what])
             else:
                 same = len(mine) == len(theirs[what]) and all(
-                    a == b
+                    a == b or (i in at and (not at[i] or numbers_masked(a) == numbers_masked(b)))
                     for i, (a, b) in enumerate(zip(mine, theirs[what], strict=True))
-                    if i not in at
                 )
             if not same:
                 out.append(

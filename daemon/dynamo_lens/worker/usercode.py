@@ -251,8 +251,15 @@ def _as_call(item: Any, where: str) -> tuple[Any, Call]:
     return target, Call(tuple(args), dict(kwargs))
 
 
-# The attribute torch.compile's wrapper of a function keeps the function in.
-_ORIGINAL = "_torchdynamo_orig_callable"
+def compiled_from(fn: Any) -> Any:
+    """The function ``fn`` is torch.compile's own wrapper of, else None. A user's wrapper made
+    with ``functools.wraps`` around a compiled function copies torch's attribute too, but wraps
+    the compiled function, not the one torch keeps: it is the user's code (a call counter) and
+    is not taken off."""
+    original = getattr(fn, "_torchdynamo_orig_callable", None)
+    if original is None or getattr(fn, "__wrapped__", original) is not original:
+        return None
+    return original
 
 
 def eager_of(fn: Any) -> Any:
@@ -261,7 +268,8 @@ def eager_of(fn: Any) -> Any:
     baseline must not be (nor pay a compile on each call after a reset)."""
     if isinstance(fn, torch._dynamo.eval_frame.OptimizedModule):
         return fn._orig_mod
-    return getattr(fn, _ORIGINAL, fn)
+    original = compiled_from(fn)
+    return fn if original is None else original
 
 
 def uncompiled(fn: Any) -> Any:
@@ -274,7 +282,7 @@ def uncompiled(fn: Any) -> Any:
     if not isinstance(inner, nn.Module):
         return inner
     own = inner.__dict__.get("forward")
-    forward = getattr(own if own is not None else type(inner).forward, _ORIGINAL, None)
+    forward = compiled_from(own if own is not None else type(inner).forward)
     if forward is None and getattr(inner, "_compiled_call_impl", None) is None:
         return inner
     if forward is not None and own is None:  # the class's compiled forward, bound
