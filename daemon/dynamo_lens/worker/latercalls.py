@@ -75,8 +75,11 @@ def _named(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _leaves_differ(mine: Any, theirs: Any, label: str) -> list[Difference]:
-    return compare(mine, theirs, rtol=None, atol=None, grad=False, label=label)
+def _leaves_differ(mine: Any, theirs: Any, label: str, exact: bool = False) -> list[Difference]:
+    """Within tolerance; ``exact``: bit for bit, as two runs of the original are told apart (a
+    timer read twice a millisecond apart is noise, though within a float's tolerance)."""
+    tol = 0.0 if exact else None
+    return compare(mine, theirs, rtol=tol, atol=tol, grad=False, label=label)
 
 
 def _left(
@@ -106,10 +109,6 @@ def _entries(
     return out
 
 
-def _differs(a: Any, b: Any) -> bool:
-    return bool(_leaves_differ(a, b, ""))
-
-
 _NONE = object()  # no value before the call (an entry the call made)
 
 
@@ -120,19 +119,20 @@ def _noise_only(mine: Any, theirs: Any, again: Any, before: tuple[Any, Any]) -> 
     a label must not hide the label). In a tensor, noise forgives another value, not a write
     skipped: an element both of the original's runs changed and the rewrite's call left as it
     found it (``before``: what each found) is a difference."""
-    if not _differs(again, theirs):
+    if not _leaves_differ(again, theirs, "", exact=True):
         return False  # the original's runs agree: no noise here
     if all(isinstance(v, torch.Tensor) for v in (mine, theirs, again)) and (
         mine.shape == theirs.shape == again.shape and mine.dtype == theirs.dtype == again.dtype
     ):
-        noisy = ~_close(again, theirs)
+        noisy = ~_close(again, theirs, exact=True)
         bad = ~_close(mine, theirs) & ~noisy
         if all(
             isinstance(b, torch.Tensor) and b.shape == mine.shape and b.dtype == mine.dtype
             for b in before
         ):
             mine_before, theirs_before = before
-            written = ~_close(theirs, theirs_before) & ~_close(again, theirs_before)
+            written = ~_close(theirs, theirs_before, exact=True)
+            written &= ~_close(again, theirs_before, exact=True)
             bad |= noisy & written & _close(mine, mine_before)
         return not bool(bad.any())
     # Not for a plain value: an attribute the original itself skips when compiled (behind an
@@ -142,8 +142,10 @@ def _noise_only(mine: Any, theirs: Any, again: Any, before: tuple[Any, Any]) -> 
     return numbers_masked(repr(mine)) == masked or numbers_masked(repr(again)) != masked
 
 
-def _close(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def _close(a: torch.Tensor, b: torch.Tensor, exact: bool = False) -> torch.Tensor:
     a, b = a.detach().cpu(), b.detach().cpu()
+    if exact:
+        return (a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() else a == b
     if a.is_floating_point() or a.is_complex():
         r, t = tolerance(b.dtype, None, None, False)
         return torch.isclose(a, b, rtol=r, atol=t, equal_nan=True)
@@ -171,7 +173,7 @@ def _left_differ(
             if _noise_only(mine[k], theirs[k], second, found):
                 continue
             # Said by the leaves that are not noise, where there are any.
-            noisy = {x.where for x in _leaves_differ(second, theirs[k], k)}
+            noisy = {x.where for x in _leaves_differ(second, theirs[k], k, exact=True)}
             d = [x for x in d if x.where not in noisy] or d
         out += _words_first(d, k, mine[k], theirs[k])
     return out
